@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the patched, Rust-enabled kernel into the cache:
+#   1. unpack Debian's linux-source-6.12 into $KSRC and make it a git
+#      repository whose first commit is tagged mmap3-base;
+#   2. apply patches/*.patch with git am on branch mmap3;
+#   3. configure O=$KOBJ from tinyconfig + kernel/mmap3.config, LLVM=1;
+#   4. build bzImage and modules.
+# Each step is skipped when its inputs have not changed (the stamp files hold
+# the hash of what went into them), so a second run costs a second.
+. "$(dirname "$0")/lib.sh"
+
+"$MMAP3_ROOT/scripts/deps.sh"
+
+kver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+[ "$kver" = "$KVER_PIN" ] || log "note: building linux-source-6.12 $kver, not the pinned $KVER_PIN"
+
+# 1. Unpack.
+if [ "$(cat "$KSRC/.git/mmap3-version" 2>/dev/null)" != "$kver" ]; then
+	log "unpacking linux-source-6.12 $kver into $KSRC (about a minute)"
+	rm -rf "$KSRC" "$KSRC.tmp" "$KOBJ"
+	mkdir -p "$KSRC.tmp"
+	tar -C "$KSRC.tmp" -xf "$KSRC_TARBALL"
+	mv "$KSRC.tmp/linux-source-6.12" "$KSRC"
+	rmdir "$KSRC.tmp"
+	log "making $KSRC a git repository (base commit mmap3-base)"
+	git -C "$KSRC" init -q -b mmap3
+	git -C "$KSRC" add -A -f   # -f: Debian's .gitignore ignores the top level
+	git -C "$KSRC" -c user.name=mmap3 -c user.email=mmap3@localhost \
+		commit -q -m "Debian linux-source-6.12 $kver"
+	git -C "$KSRC" tag -f mmap3-base >/dev/null
+	echo "$kver" >"$KSRC/.git/mmap3-version"
+fi
+
+# 2. Apply the series.
+shopt -s nullglob
+patches=("$MMAP3_ROOT"/patches/*.patch)
+phash=$(hash_of "${patches[@]}" /dev/null)
+if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
+	log "applying ${#patches[@]} patches from patches/ to mmap3-base"
+	git -C "$KSRC" am --abort >/dev/null 2>&1 || true
+	git -C "$KSRC" checkout -q -f -B mmap3 mmap3-base
+	git -C "$KSRC" clean -q -fdx
+	if [ ${#patches[@]} -gt 0 ]; then
+		git -C "$KSRC" -c user.name=mmap3 -c user.email=mmap3@localhost \
+			am -q --whitespace=nowarn "${patches[@]}" ||
+			die "patches/ does not apply to mmap3-base (see git -C $KSRC am --show-current-patch)"
+	fi
+	echo "$phash" >"$KSRC/.git/mmap3-patches"
+fi
+
+# 3 + 4. Configure and build.
+key=$(hash_of "$KCONFIG_FRAGMENT" /dev/null)-$phash-$kver
+if [ "$(cat "$KOBJ/.mmap3-key" 2>/dev/null)" = "$key" ]; then
+	exit 0
+fi
+kmake() { make -s -C "$KSRC" O="$KOBJ" LLVM=1 -j"$JOBS" "$@"; }
+mkdir -p "$KOBJ"
+kmake rustavailable >/dev/null || die "the Rust toolchain does not suit this kernel (make LLVM=1 rustavailable)"
+log "configuring: tinyconfig + kernel/mmap3.config"
+kmake tinyconfig >/dev/null
+"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "$KCONFIG_FRAGMENT" >/dev/null
+kmake olddefconfig >/dev/null
+# Every option the fragment asks for must have survived olddefconfig.
+while IFS= read -r line; do
+	case "$line" in CONFIG_*) ;; *) continue ;; esac
+	opt=${line%%=*} val=${line#*=}
+	if [ "$val" = n ]; then
+		! grep -q "^$opt=" "$KOBJ/.config" || die "$opt should be off"
+	else
+		grep -qx "$line" "$KOBJ/.config" || die "$line did not make it into .config (missing dependency?)"
+	fi
+done <"$KCONFIG_FRAGMENT"
+log "building the kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
+start=$SECONDS
+kmake bzImage modules
+echo "$key" >"$KOBJ/.mmap3-key"
+log "kernel built in $((SECONDS - start)) s: $KOBJ/arch/x86/boot/bzImage"

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+# Common settings for the mmap3 scripts; sourced, never run.
+#
+# Everything built or downloaded lives in $MMAP3_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/mmap3), never in the repository.
+
+set -euo pipefail
+
+MMAP3_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MMAP3_CACHE=${MMAP3_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmap3}
+
+# The kernel the series is written against (DESIGN.md).
+KVER_PIN=6.12.117-1~deb12u1
+KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
+KSRC=$MMAP3_CACHE/linux-source-6.12        # git repository, patches applied
+KOBJ=$MMAP3_CACHE/kernel-build             # O= build directory (KDIR)
+KCONFIG_FRAGMENT=$MMAP3_ROOT/kernel/mmap3.config
+
+export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
+JOBS=${JOBS:-$(nproc)}
+
+mkdir -p "$MMAP3_CACHE"
+
+log() { printf '[mmap3] %s\n' "$*" >&2; }
+die() { printf '[mmap3] error: %s\n' "$*" >&2; exit 1; }
+
+# hash_of FILE... : one stable hash over the named files' names and contents.
+hash_of() {
+	local f
+	for f in "$@"; do
+		printf '%s\n' "${f#"$MMAP3_ROOT"/}"
+		cat "$f"
+	done | sha256sum | cut -c1-16
+}
