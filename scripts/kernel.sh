@@ -34,7 +34,10 @@ fi
 
 # 2. Apply the series.
 shopt -s nullglob
-patches=("$MMAP3_ROOT"/patches/*.patch)
+patches=()
+for p in "$MMAP3_ROOT"/patches/*.patch; do
+	case "$p" in */0000-cover-letter.patch) ;; *) patches+=("$p") ;; esac
+done
 phash=$(hash_of "${patches[@]}" /dev/null)
 if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 	log "applying ${#patches[@]} patches from patches/ to mmap3-base"
@@ -73,6 +76,6 @@ while IFS= read -r line; do
 done <"$KCONFIG_FRAGMENT"
 log "building the kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
 start=$SECONDS
-kmake bzImage modules
+kmake bzImage modules headers
 echo "$key" >"$KOBJ/.mmap3-key"
 log "kernel built in $((SECONDS - start)) s: $KOBJ/arch/x86/boot/bzImage"

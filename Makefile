@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The mmap3 module, built the standard out-of-tree way:
+#
+#   make KDIR=<kernel tree or build directory> LLVM=1
+#
+# and the project's commands (they install what they need on first use):
+#
+#   make demo           boot the patched kernel in QEMU and show MMAP3 at work
+#   make test           every test: host tests, build checks, kselftests in QEMU
+#   make kernel         only build the patched kernel into the cache
+#   make check-patches  apply patches/ to a clean tree, build after each patch,
+#                       run checkpatch.pl --strict
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+
+demo:
+	scripts/demo.sh
+
+test:
+	scripts/test.sh
+
+kernel:
+	scripts/kernel.sh
+
+check-patches:
+	scripts/check-patches.sh
+
+.PHONY: modules clean demo test kernel check-patches

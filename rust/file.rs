@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe wrappers over the mapping and file the hook is given.
+
+use core::{ffi::c_void, ptr::NonNull};
+use kernel::{bindings, prelude::*, types::Opaque};
+
+// `struct file` is passed as `void *`: bindgen renders some of its members
+// as zero-sized structs, which the `improper_ctypes` lint rejects.
+extern "C" {
+    fn mmap3_get_file(file: *mut c_void);
+    fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
+    static mmap3_identity_size: usize;
+}
+
+/// A `struct vm_area_struct` seen by the hook, under `mmap_lock`.
+///
+/// # Invariants
+///
+/// The wrapped VMA is valid, and its `vm_file` stable, while a `&Vma` exists.
+#[repr(transparent)]
+pub(crate) struct Vma(Opaque<bindings::vm_area_struct>);
+
+impl Vma {
+    /// Wraps the VMA the kernel passed to the hook.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is a valid VMA whose `mmap_lock` is held for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::vm_area_struct) -> &'a Self {
+        // CAST: `Vma` is a transparent wrapper of `vm_area_struct`.
+        // SAFETY: The caller guarantees validity for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The mapped file, if any.
+    pub(crate) fn file(&self) -> Option<&File> {
+        // SAFETY: By the type invariant the VMA is valid and `vm_file` stable.
+        let file = unsafe { (*self.0.get()).vm_file };
+        // CAST: `File` is a transparent wrapper of `struct file`.
+        // SAFETY: The VMA holds a reference on its file while it exists.
+        NonNull::new(file).map(|f| unsafe { &*f.as_ptr().cast::<File>() })
+    }
+}
+
+/// A `struct file` that is kept alive by someone else (a VMA) while borrowed.
+#[repr(transparent)]
+pub(crate) struct File(Opaque<bindings::file>);
+
+/// What identifies a file and its version, read without I/O.
+///
+/// Mirrors `struct mmap3_identity` in `rust/helpers.c`; [`check_abi`] checks
+/// the sizes agree.
+#[repr(C)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Identity {
+    /// Inode number.
+    pub(crate) ino: u64,
+    /// Change time, seconds.
+    pub(crate) ctime_sec: i64,
+    /// Size in bytes.
+    pub(crate) size: i64,
+    /// Change time, nanoseconds.
+    pub(crate) ctime_nsec: u32,
+    /// Device of the file system (`s_dev`).
+    pub(crate) dev: u32,
+    /// Inode generation.
+    pub(crate) generation: u32,
+    /// File type and permissions (`i_mode`).
+    pub(crate) mode: u32,
+    /// Magic number of the file system (`s_magic`).
+    pub(crate) fs_magic: core::ffi::c_ulong,
+    /// Whether any later change gets a different change time.
+    pub(crate) settled: bool,
+}
+
+/// Fails when `Identity` and its C twin disagree.
+pub(crate) fn check_abi() -> Result {
+    // SAFETY: A constant defined by `rust/helpers.c`.
+    if unsafe { mmap3_identity_size } != core::mem::size_of::<Identity>() {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
+impl File {
+    /// The file's identity and version, from its inode, without I/O.
+    pub(crate) fn identity(&self) -> Identity {
+        let mut id = Identity::default();
+        // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
+        unsafe { mmap3_file_identity(self.0.get().cast(), &mut id) };
+        id
+    }
+
+    /// Takes a reference on the file, so that it outlives the mapping.
+    pub(crate) fn pin(&self) -> PinnedFile {
+        // SAFETY: The file is valid while borrowed; `get_file()` takes a reference.
+        unsafe { mmap3_get_file(self.0.get().cast()) };
+        // INVARIANT: We own the reference `get_file()` took.
+        PinnedFile(NonNull::from(self).cast())
+    }
+}
+
+/// A reference to a `struct file`, dropped with `fput()`.
+///
+/// # Invariants
+///
+/// The pointer is valid and we own one reference on the file.
+pub(crate) struct PinnedFile(NonNull<bindings::file>);
+
+impl PinnedFile {
+    /// The file's identity and version, from its inode, without I/O.
+    pub(crate) fn identity(&self) -> Identity {
+        let mut id = Identity::default();
+        // SAFETY: By the type invariant the file is valid.
+        unsafe { mmap3_file_identity(self.0.as_ptr().cast(), &mut id) };
+        id
+    }
+
+    /// Reads at `offset` with `kernel_read()`: may sleep, so never call it
+    /// under `mmap_lock`. Returns the bytes read, 0 at end of file.
+    pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut pos = bindings::loff_t::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: By the type invariant the file is valid; `buf` is valid
+        // for writes of `buf.len()` bytes and `pos` for the call.
+        let n = unsafe {
+            bindings::kernel_read(
+                self.0.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut pos,
+            )
+        };
+        usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+    }
+}
+
+impl Drop for PinnedFile {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant we own a reference.
+        unsafe { bindings::fput(self.0.as_ptr()) };
+    }
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C helpers of the mmap3 module: what Rust cannot call directly (static
+ * inline functions, module_param(), debugfs boilerplate). No policy lives
+ * here: the Rust files in rust/ wrap each helper, src/mmap3.rs decides.
+ */
+#include "helpers.h"
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/seq_file.h>
+#include <linux/time64.h>
+
+static unsigned int cache_entries = 4096;
+module_param(cache_entries, uint, 0444);
+MODULE_PARM_DESC(cache_entries,
+		 "Build-ids remembered, by (dev, ino, generation); 0 disables the cache (default 4096)");
+
+unsigned int mmap3_param_cache_entries(void)
+{
+	return cache_entries;
+}
+
+void mmap3_get_file(struct file *file)
+{
+	get_file(file);
+}
+
+const size_t mmap3_identity_size = sizeof(struct mmap3_identity);
+
+void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
+{
+	struct inode *inode = file_inode(file);
+	struct timespec64 ctime = inode_get_ctime(inode);
+	struct timespec64 now;
+
+	ktime_get_coarse_real_ts64(&now);
+	now = timestamp_truncate(now, inode);
+
+	id->ino = inode->i_ino;
+	id->ctime_sec = ctime.tv_sec;
+	id->ctime_nsec = ctime.tv_nsec;
+	id->size = i_size_read(inode);
+	id->dev = inode->i_sb->s_dev;
+	id->generation = inode->i_generation;
+	id->mode = inode->i_mode;
+	id->fs_magic = inode->i_sb->s_magic;
+	/*
+	 * ctime is taken from the same coarse clock, truncated to the file
+	 * system's granularity: once that clock has moved past ctime, any new
+	 * change of the file stamps a different ctime. Before that, a change
+	 * within the same tick would keep ctime and size, so what is read now
+	 * must not be trusted later.
+	 */
+	id->settled = timespec64_compare(&now, &ctime) > 0;
+}
+
+/*
+ * Counters, in the order of rust/stats.rs's enum Stat: events since load
+ * (hits, misses, evictions, deferred reads, records), then gauges (cache
+ * entries in use and capacity).
+ */
+static const char *const mmap3_stat_names[] = {
+	"hits", "misses", "evictions", "deferred", "emitted", "entries", "capacity",
+};
+static atomic64_t mmap3_stats[ARRAY_SIZE(mmap3_stat_names)];
+static struct dentry *mmap3_debugfs;
+
+const unsigned int mmap3_nr_stats = ARRAY_SIZE(mmap3_stat_names);
+
+void mmap3_stat_add(unsigned int stat, s64 delta)
+{
+	if (!WARN_ON_ONCE(stat >= ARRAY_SIZE(mmap3_stats)))
+		atomic64_add(delta, &mmap3_stats[stat]);
+}
+
+static int mmap3_stats_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mmap3_stats); i++)
+		seq_printf(m, "%s %lld\n", mmap3_stat_names[i],
+			   atomic64_read(&mmap3_stats[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mmap3_stats);
+
+/* /sys/kernel/debug/mmap3/stats, from load to unload. */
+void mmap3_debugfs_create(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mmap3_stats); i++)
+		atomic64_set(&mmap3_stats[i], 0);
+	mmap3_debugfs = debugfs_create_dir("mmap3", NULL);
+	debugfs_create_file("stats", 0444, mmap3_debugfs, NULL, &mmap3_stats_fops);
+}
+
+void mmap3_debugfs_remove(void)
+{
+	debugfs_remove(mmap3_debugfs);
+}

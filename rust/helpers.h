@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The C helpers of the mmap3 module (rust/helpers.c), as the Rust files in
+ * rust/ declare them.
+ */
+#ifndef MMAP3_HELPERS_H
+#define MMAP3_HELPERS_H
+
+#include <linux/types.h>
+
+struct file;
+
+/* What src/mmap3.rs knows of a file; mirrored by rust/file.rs. */
+struct mmap3_identity {
+	u64 ino;
+	s64 ctime_sec;
+	s64 size;
+	u32 ctime_nsec;
+	u32 dev;
+	u32 generation;
+	u32 mode;
+	unsigned long fs_magic;
+	/* A later change of the file gets a ctime other than ctime_sec/nsec. */
+	bool settled;
+};
+
+extern const size_t mmap3_identity_size;
+extern const unsigned int mmap3_nr_stats;
+
+unsigned int mmap3_param_cache_entries(void);
+void mmap3_get_file(struct file *file);
+void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
+void mmap3_stat_add(unsigned int stat, s64 delta);
+void mmap3_debugfs_create(void);
+void mmap3_debugfs_remove(void);
+
+#endif /* MMAP3_HELPERS_H */

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make test`: every test of the project, and one summary line.
+#   1. the patched kernel (scripts/kernel.sh; cached),
+#   2. the module with CLIPPY=1, rustfmt (scripts/module.sh),
+#   3. host tests of the build-id parser (cargo test in buildid/),
+#   4. the selftests in QEMU (tests/qemu/run.sh tests/qemu/all.sh).
+# Ends with "N passed, N failed, N skipped"; exits non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+
+passed=0 failed=0 skipped=0
+count() { passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $3)); }
+
+"$MMAP3_ROOT/scripts/kernel.sh"
+if "$MMAP3_ROOT/scripts/module.sh"; then count 1 0 0; else count 0 1 0; fi
+
+if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
+	log "host tests: cargo test (buildid/)"
+	set +e
+	out=$(cd "$MMAP3_ROOT/buildid" && cargo test --release 2>&1)
+	rc=$?
+	set -e
+	printf '%s\n' "$out" | grep -E '^test result|panicked|FAILED|failures:' >&2 || true
+	read -r p f s < <(printf '%s\n' "$out" | awk '/^test result/ {
+		for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i }
+	} END { print p + 0, f + 0, s + 0 }')
+	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+	count "$p" "$f" "$s"
+fi
+
+log "building the selftests and their fixtures"
+guest=$MMAP3_CACHE/guest/tests
+rm -rf "$guest"
+mkdir -p "$guest"
+make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
+	KSFT_DIR="$KSRC/tools/testing/selftests" \
+	KHDR_INCLUDES="-isystem $KOBJ/usr/include" >&2
+"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
+cp "$MMAP3_CACHE/module/mmap3.ko" "$MMAP3_ROOT"/tests/qemu/{all,module_smoke}.sh "$guest/"
+
+read -r p f s < <("$MMAP3_ROOT/tests/qemu/run.sh" all.sh | tail -n 1)
+count "$p" "$f" "$s"
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Build the files the MMAP3 selftests map, and their MANIFEST.
+
+Usage: fixtures.py OUTDIR
+
+Each ELF file is linked with a fresh random --build-id=0x..., and MANIFEST
+says, for each file, the build-id it was linked with (or none) and the
+build-id status a reader must report for it (DESIGN.md). The tests compare
+what the kernel reports with MANIFEST, never with a literal; `readelf -n`
+is asked too, and must agree with the linker for every well-formed file.
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+PROGRAM = r"""
+/* The smallest program that exits 0: what every fixture ELF is made of. */
+void _start(void)
+{
+	__asm__ volatile("mov $60, %eax\n\txor %edi, %edi\n\tsyscall");
+}
+"""
+
+
+def die(msg):
+    sys.exit(f"fixtures.py: {msg}")
+
+
+def link(out, build_id, extra=()):
+    """Links PROGRAM into out with --build-id=0x<build_id> (or none)."""
+    src = out + ".c"
+    with open(src, "w") as f:
+        f.write(PROGRAM)
+    flag = "none" if build_id is None else "0x" + build_id.hex()
+    subprocess.run(["gcc", "-O2", "-nostdlib", "-static", "-o", out, src,
+                    f"-Wl,--build-id={flag}", *extra], check=True)
+    os.unlink(src)
+
+
+def readelf_build_id(path):
+    """The build-id `readelf -n` prints for path, or None."""
+    out = subprocess.run(["readelf", "-n", path], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    return bytes.fromhex(m.group(1)) if m else None
+
+
+def phdrs(data):
+    """(offset in file, fields) of each ELF64 little-endian program header."""
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        off = phoff + i * phentsize
+        yield off, struct.unpack_from("<IIQQQQQQ", data, off)
+
+
+def build_id_note(data):
+    """(phdr offset, note offset, note size) of the PT_NOTE with the build-id."""
+    for ph_off, (p_type, _, p_offset, _, _, p_filesz, _, _) in phdrs(data):
+        if p_type != 4:
+            continue
+        pos = p_offset
+        while pos + 12 <= p_offset + p_filesz:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            name = data[pos + 12:pos + 12 + namesz]
+            size = 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+            if ntype == 3 and name == b"GNU\0":
+                return ph_off, pos, size
+            pos += size
+    die("no build-id note found")
+
+
+def note(build_id, descsz=None):
+    """An NT_GNU_BUILD_ID note, its descsz possibly lying."""
+    desc = build_id + b"\0" * (-len(build_id) % 4)
+    return struct.pack("<III", 4, len(build_id) if descsz is None else descsz,
+                       3) + b"GNU\0" + desc
+
+
+def move_note_to_end(data, new_id, at=3 * 4096 + 8):
+    """Zeroes the build-id note and puts a different one past `at`, with the
+    PT_NOTE header pointing there: only a reader that follows the program
+    headers beyond the first page finds it."""
+    ph_off, pos, size = build_id_note(data)
+    data = bytearray(data)
+    data[pos:pos + size] = b"\0" * size
+    data += b"\0" * (at - len(data)) if len(data) < at else b""
+    data += b"\0" * (-len(data) % 8)
+    where = len(data)
+    blob = note(new_id)
+    data += blob
+    struct.pack_into("<QQQ", data, ph_off + 8, where, 0, 0)     # offset, vaddr, paddr
+    struct.pack_into("<QQ", data, ph_off + 32, len(blob), len(blob))
+    # The section header of the note, for readers that go by sections.
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+    for i in range(shnum):
+        sh = shoff + i * shentsize
+        if struct.unpack_from("<Q", data, sh + 24)[0] == pos:
+            struct.pack_into("<QQ", data, sh + 24, where, len(blob))
+            struct.pack_into("<Q", data, sh + 16, 0)              # sh_addr
+    return bytes(data)
+
+
+def main():
+    if len(sys.argv) != 2:
+        die("usage: fixtures.py OUTDIR")
+    out = sys.argv[1]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    manifest = []
+
+    def add(name, build_id, status):
+        manifest.append(f"{name} {build_id.hex() if build_id else 'none'} {status}")
+
+    def elf(name, build_id):
+        path = os.path.join(out, name)
+        link(path, build_id)
+        if readelf_build_id(path) != build_id:
+            die(f"{name}: readelf -n disagrees with the linker")
+        add(name, build_id, "FOUND" if build_id else "NO_BUILD_ID")
+        return path
+
+    bid20 = elf("bid20.elf", os.urandom(20))
+    elf("bid16.elf", os.urandom(16))
+    elf("nobid.elf", None)
+    elf("exec20.elf", os.urandom(20))
+    # The tests copy rewrite.new over rewrite.elf in place.
+    elf("rewrite.elf", os.urandom(20))
+    elf("rewrite.new", os.urandom(20))
+
+    with open(bid20, "rb") as f:
+        base = f.read()
+
+    late_id = os.urandom(20)
+    late = move_note_to_end(base, late_id)
+    with open(os.path.join(out, "latenote.elf"), "wb") as f:
+        f.write(late)
+    if readelf_build_id(os.path.join(out, "latenote.elf")) != late_id:
+        die("latenote.elf: readelf -n does not find the moved note")
+    add("latenote.elf", late_id, "FOUND")
+
+    with open(os.path.join(out, "notelf.txt"), "w") as f:
+        f.write("This is not an ELF file.\n" * 200)
+    add("notelf.txt", None, "NOT_ELF")
+
+    # Malformed files: each must give MALFORMED, never an oops.
+    ph_off, pos, size = build_id_note(base)
+    bad = {}
+    bad["bad-truncated.elf"] = base[:40]
+    b = bytearray(base)
+    struct.pack_into("<Q", b, 0x20, len(base) + 4096)            # e_phoff past EOF
+    bad["bad-phoff.elf"] = bytes(b)
+    b = bytearray(base)
+    struct.pack_into("<H", b, 0x38, 65535)                       # e_phnum
+    bad["bad-phnum.elf"] = bytes(b)
+    b = bytearray(base)
+    struct.pack_into("<Q", b, ph_off + 32, 2**64 - 16)           # p_filesz overflows
+    bad["bad-filesz.elf"] = bytes(b)
+    b = bytearray(base)
+    struct.pack_into("<I", b, pos + 4, 21)                       # descsz 21
+    bad["bad-descsz21.elf"] = bytes(b)
+    b = bytearray(base)
+    struct.pack_into("<I", b, pos + 4, 0xfffffff0)               # descsz overflows
+    bad["bad-descsz-huge.elf"] = bytes(b)
+    for name, data in bad.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+        add(name, None, "MALFORMED")
+
+    with open(os.path.join(out, "MANIFEST"), "w") as f:
+        f.write("\n".join(manifest) + "\n")
+
+
+if __name__ == "__main__":
+    main()

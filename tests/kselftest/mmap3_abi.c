@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PERF_RECORD_MMAP3 ABI with no provider loaded: attr.mmap3 is refused
+ * with EOPNOTSUPP, invalid combinations with EINVAL, and MMAP2 records,
+ * with and without build_id, still arrive as before.
+ */
+#include "mmap3_util.h"
+#include "../kselftest_harness.h"
+
+/* Skips unless the kernel knows attr.mmap3 and no provider is loaded. */
+static int mmap3_probe(struct __test_metadata *_metadata)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	side_band_attr(&attr);
+	attr.mmap3 = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close(fd);
+		return -1;	/* a provider is loaded */
+	}
+	return errno;
+}
+
+TEST(no_provider_eopnotsupp)
+{
+	int err = mmap3_probe(_metadata);
+
+	if (err == -1)
+		SKIP(return, "a provider is loaded (rmmod mmap3)");
+	if (err == EINVAL)
+		SKIP(return, "kernel without attr.mmap3 (EINVAL)");
+	ASSERT_EQ(EOPNOTSUPP, err);
+}
+
+FIXTURE(combination) {
+};
+
+FIXTURE_VARIANT(combination) {
+	int mmap, mmap2, build_id, reserved;
+};
+
+FIXTURE_VARIANT_ADD(combination, with_mmap) { .mmap = 1 };
+FIXTURE_VARIANT_ADD(combination, with_mmap2) { .mmap2 = 1 };
+FIXTURE_VARIANT_ADD(combination, with_mmap2_build_id) { .mmap2 = 1, .build_id = 1 };
+FIXTURE_VARIANT_ADD(combination, with_build_id) { .build_id = 1 };
+FIXTURE_VARIANT_ADD(combination, with_reserved_bits) { .reserved = 1 };
+
+FIXTURE_SETUP(combination)
+{
+	int err = mmap3_probe(_metadata);
+
+	if (err == EINVAL)
+		SKIP(return, "kernel without attr.mmap3 (EINVAL)");
+}
+
+FIXTURE_TEARDOWN(combination)
+{
+}
+
+TEST_F(combination, einval)
+{
+	struct perf_event_attr attr;
+
+	side_band_attr(&attr);
+	attr.mmap3 = 1;
+	attr.mmap = variant->mmap;
+	attr.mmap2 = variant->mmap2;
+	attr.build_id = variant->build_id;
+	/* Bits 38 and 39 of the flags word, reserved next to mmap3. */
+	if (variant->reserved)
+		attr.__reserved_4 = 3;
+	errno = 0;
+	ASSERT_EQ(-1, sys_perf_event_open(&attr, 0, -1, -1, 0));
+	ASSERT_EQ(EINVAL, errno);
+}
+
+struct mmap2_seen {
+	uint64_t addr;
+	const struct fixture *fx;
+	int found;
+	int build_id_ok;
+	int misc;
+	struct mmap2_record rec;
+};
+
+static void find_mmap2(const struct perf_event_header *h, void *ctx)
+{
+	struct mmap2_seen *seen = ctx;
+	const struct mmap2_record *r = (const void *)h;
+
+	if (h->type != PERF_RECORD_MMAP2 || r->addr != seen->addr)
+		return;
+	seen->found++;
+	seen->misc = h->misc;
+	seen->rec = *r;
+	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+		seen->build_id_ok = r->build_id_size == seen->fx->build_id_size &&
+			!memcmp(r->build_id, seen->fx->build_id, r->build_id_size);
+}
+
+FIXTURE(mmap2) {
+	struct ring ring;
+	struct fixture fx;
+};
+
+FIXTURE_VARIANT(mmap2) {
+	int build_id;
+};
+
+FIXTURE_VARIANT_ADD(mmap2, plain) { .build_id = 0 };
+FIXTURE_VARIANT_ADD(mmap2, build_id) { .build_id = 1 };
+
+FIXTURE_SETUP(mmap2)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	ASSERT_EQ(0, fixture_get("bid20.elf", &self->fx));
+	side_band_attr(&attr);
+	attr.mmap2 = 1;
+	attr.build_id = variant->build_id;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ring_map(&self->ring, fd, 16));
+}
+
+FIXTURE_TEARDOWN(mmap2)
+{
+	ring_unmap(&self->ring);
+}
+
+/* A warm, executable mapping: MMAP2 as upstream writes it. */
+TEST_F(mmap2, still_arrives)
+{
+	struct mmap2_seen seen = { .fx = &self->fx };
+	struct stat st;
+	char buf[4096];
+	void *p;
+	int fd;
+
+	fd = open(self->fx.path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_LT(0, read(fd, buf, sizeof(buf)));	/* warm the page cache */
+	ASSERT_EQ(0, fstat(fd, &st));
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	seen.addr = (uintptr_t)p;
+	ring_drain(&self->ring, find_mmap2, &seen);
+	munmap(p, 4096);
+	close(fd);
+
+	ASSERT_EQ(1, seen.found);
+	ASSERT_EQ(0, strcmp(seen.rec.filename, self->fx.path));
+	ASSERT_EQ(PROT_READ | PROT_EXEC, seen.rec.prot);
+	if (variant->build_id) {
+		ASSERT_TRUE(seen.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+		ASSERT_TRUE(seen.build_id_ok);
+	} else {
+		ASSERT_FALSE(seen.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+		ASSERT_EQ(st.st_ino, seen.rec.ino);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the MMAP3 selftests: perf_event_open(), ring buffer
+ * draining, the record layouts of DESIGN.md, and the fixture manifest that
+ * says which build-id each test file was linked with.
+ */
+#ifndef MMAP3_UTIL_H
+#define MMAP3_UTIL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+
+#define BUILD_ID_SIZE_MAX	20
+
+/* PERF_RECORD_MMAP3 up to the file name (DESIGN.md, normative). */
+struct mmap3_record {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	uint8_t build_id_size;
+	uint8_t build_id_status;
+	uint16_t reserved;
+	uint8_t build_id[BUILD_ID_SIZE_MAX];
+	char filename[];
+};
+
+/* PERF_RECORD_MMAP2 up to the file name. */
+struct mmap2_record {
+	struct perf_event_header header;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved_1;
+			uint16_t reserved_2;
+			uint8_t build_id[BUILD_ID_SIZE_MAX];
+		};
+	};
+	uint32_t prot, flags;
+	char filename[];
+};
+
+static inline int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				      int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+/* A software dummy event on the calling task: side-band records only. */
+static inline void side_band_attr(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_id_all = 1;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+struct ring {
+	int fd;
+	size_t data_size;
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	unsigned char *copy;	/* one record, contiguous */
+	uint64_t lost;		/* sum of PERF_RECORD_LOST */
+};
+
+/* Maps the ring of @fd with @pages data pages (a power of two). */
+static inline int ring_map(struct ring *r, int fd, size_t pages)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (pages + 1) * psz, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	r->fd = fd;
+	r->meta = p;
+	r->data = (unsigned char *)p + psz;
+	r->data_size = pages * psz;
+	r->copy = malloc(65536);
+	r->lost = 0;
+	return r->copy ? 0 : -1;
+}
+
+static inline void ring_unmap(struct ring *r)
+{
+	munmap(r->meta, r->data_size + sysconf(_SC_PAGESIZE));
+	free(r->copy);
+	close(r->fd);
+}
+
+/*
+ * Calls @fn on each record written since the last call, in order, with the
+ * record copied out contiguously; counts PERF_RECORD_LOST. Returns the
+ * number of records.
+ */
+static inline int ring_drain(struct ring *r,
+			     void (*fn)(const struct perf_event_header *h, void *ctx),
+			     void *ctx)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	int n = 0;
+
+	while (tail < head) {
+		size_t off = tail % r->data_size, i;
+		struct perf_event_header *h = (void *)(r->data + off);
+		uint16_t size;
+
+		/* The header itself can wrap: copy it byte by byte. */
+		for (i = 0; i < sizeof(*h); i++)
+			r->copy[i] = r->data[(off + i) % r->data_size];
+		size = ((struct perf_event_header *)r->copy)->size;
+		for (i = 0; i < size; i++)
+			r->copy[i] = r->data[(off + i) % r->data_size];
+		h = (void *)r->copy;
+		if (h->type == PERF_RECORD_LOST)
+			r->lost += ((uint64_t *)(h + 1))[1];
+		if (fn)
+			fn(h, ctx);
+		n++;
+		tail += size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* One line of the fixture manifest: <file> <build-id hex | none> <status>. */
+struct fixture {
+	char path[256];
+	uint8_t build_id[BUILD_ID_SIZE_MAX];
+	int build_id_size;
+	char status[32];
+};
+
+static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
+{
+	int n = 0;
+
+	while (hex[0] && hex[1] && n < max) {
+		unsigned int b;
+
+		if (sscanf(hex, "%2x", &b) != 1)
+			return -1;
+		out[n++] = b;
+		hex += 2;
+	}
+	return hex[0] ? -1 : n;
+}
+
+/*
+ * Looks up @name (a file name without directory) in the manifest the
+ * fixture builder wrote from the build-ids it linked the files with.
+ */
+static inline int fixture_get(const char *name, struct fixture *f)
+{
+	const char *dir = getenv("MMAP3_FIXTURES") ?: "/tests/fixtures";
+	char path[512], line[512], file[256], bid[64], status[32];
+	FILE *fp;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%255s %63s %31s", file, bid, status) != 3 ||
+		    strcmp(file, name))
+			continue;
+		snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+		snprintf(f->status, sizeof(f->status), "%s", status);
+		f->build_id_size = strcmp(bid, "none") ?
+			hex_to_bytes(bid, f->build_id, BUILD_ID_SIZE_MAX) : 0;
+		ret = f->build_id_size < 0 ? -1 : 0;
+		break;
+	}
+	fclose(fp);
+	return ret;
+}
+
+static inline void build_id_hex(const uint8_t *id, int size, char *out)
+{
+	int i;
+
+	for (i = 0; i < size; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * size] = 0;
+}
+
+#endif /* MMAP3_UTIL_H */

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the test kernel in QEMU and run one guest script.
+#
+#   tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]
+#
+# Packs an initramfs (busybox, tests/qemu/init, everything in
+# $MMAP3_CACHE/guest/tests, which holds SCRIPT, and an ext2 image made from
+# $MMAP3_CACHE/guest/tests/fixtures), boots bzImage with TCG (MMAP3_KVM=1
+# for KVM), and reads the guest's output: TAP from the tests on the second
+# serial port, the kernel log on the first. Fails when a test fails, when
+# the kernel logs an oops, BUG, WARNING, lockdep, KASAN or kmemleak report,
+# or when the guest does not finish within TIMEOUT_SECONDS (default 900).
+# Prints "<passed> <failed> <skipped>" as its last line on stdout.
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+script=${1:?usage: tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]}
+timeout=${2:-900}
+tests=$MMAP3_CACHE/guest/tests
+[ -f "$tests/$script" ] || die "no guest script $tests/$script"
+bzimage=$KOBJ/arch/x86/boot/bzImage
+[ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/kernel.sh"
+
+logs=$MMAP3_CACHE/logs/$(date +%Y%m%d-%H%M%S)-${script%.sh}
+mkdir -p "$logs"
+ln -sfn "$logs" "$MMAP3_CACHE/logs/latest"
+root=$logs/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,mnt,lib64,lib/x86_64-linux-gnu}
+cp /bin/busybox "$root/bin/busybox"
+cp "$MMAP3_ROOT/tests/qemu/init" "$root/init"
+cp -a "$tests" "$root/tests"
+# The dynamic loader and libc, for dynamically linked test programs.
+for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
+	cp -L "$lib" "$root$lib"
+done
+# The block-backed copy of the fixtures: its page cache can be dropped.
+mke2fs -q -t ext2 -b 4096 -d "$tests/fixtures" "$root/disk.img" 16M
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$logs/initramfs.cpio.gz"
+rm -rf "$root"
+
+accel=tcg
+[ "${MMAP3_KVM:-0}" = 1 ] && accel=kvm
+log "booting the guest ($accel) for $script; logs in $logs"
+set +e
+timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 \
+	-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
+	-append "console=ttyS0 panic=-1 mmap3.run=$script" \
+	-display none -monitor none -no-reboot \
+	-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
+	</dev/null >"$logs/qemu.log" 2>&1
+qemu_rc=$?
+set -e
+rm -f "$logs/initramfs.cpio.gz"
+
+# Results, one test binary at a time (begin/end markers from the script).
+result=$(awk '
+	/^mmap3-test: begin / { name = $3; tp = tf = ts = 0; next }
+	/^mmap3-test: end / {
+		rc = $4; sub("rc=", "", rc)
+		if (rc != 0 && rc != 4 && tf == 0) { tf = 1; print "  " name ": exited with " rc " (no TAP failure line)" > "/dev/stderr" }
+		printf "  %-28s %3d passed, %d failed, %d skipped\n", name, tp, tf, ts > "/dev/stderr"
+		P += tp; F += tf; S += ts; next
+	}
+	/^(not )?ok [0-9]+/ {
+		if ($0 ~ /# *(SKIP|skip)/) ts++
+		else if ($1 == "not") { tf++; print "  FAIL: " name ": " $0 > "/dev/stderr" }
+		else tp++
+	}
+	END { print P + 0, F + 0, S + 0 }' "$logs/tests.log")
+read -r passed failed skipped <<<"$result"
+
+splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|general protection fault|Call Trace:' "$logs/console.log" || true)
+if [ -n "$splats" ]; then
+	log "the kernel logged errors (full log: $logs/console.log):"
+	printf '%s\n' "$splats" | head -20 >&2
+	failed=$((failed + 1))
+fi
+if [ "$qemu_rc" = 124 ]; then
+	log "the guest did not finish within $timeout s (log: $logs/console.log)"
+	failed=$((failed + 1))
+elif ! grep -q '^mmap3-guest: done' "$logs/tests.log"; then
+	log "the guest stopped before the end of $script (qemu exit $qemu_rc; log: $logs/console.log)"
+	tail -5 "$logs/console.log" >&2
+	failed=$((failed + 1))
+fi
+log "kernel log: $logs/console.log; test output: $logs/tests.log"
+echo "$passed $failed $skipped"
