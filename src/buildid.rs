@@ -358,10 +358,7 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
                 return self.damaged();
             }
             done = done.saturating_add(want_n);
-            let Some(next) = u64::try_from(want)
-                .ok()
-                .and_then(|w| offset.checked_add(w))
-            else {
+            let Some(next) = u64::try_from(want).ok().and_then(|w| offset.checked_add(w)) else {
                 return Err(Error::Malformed);
             };
             offset = next;
