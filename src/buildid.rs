@@ -29,23 +29,30 @@
 //!
 //! # Outcome
 //!
-//! A build-id that can be reached wins, even if some other part of the file
-//! is damaged. Otherwise the outcome is, in order of precedence:
+//! A build-id that can be reached wins, even if another part of the file is
+//! damaged (as in `lib/buildid.c`, a damaged segment is abandoned and the
+//! search goes on with the next one; only what is needed is read, so damage
+//! past the build-id note goes unseen). Otherwise the outcome is, in order of
+//! precedence:
 //!
 //! - [`Error::Io`]: the [`Reader`] failed. This is returned at once.
 //! - [`Error::NotElf`]: the file does not start with `\x7fELF` (this includes
 //!   files shorter than 4 bytes).
-//! - [`Error::Malformed`]: the file starts with `\x7fELF` but the header is
-//!   cut short or has an unknown class or byte order; `e_phentsize` does not
-//!   match the class; the program-header table or a note is cut short by the
-//!   end of the file or overflows 64 bits; a note runs past the end of its
-//!   segment; a `PT_NOTE` segment has an alignment other than 0, 1, 2, 4 or 8
-//!   or an offset that is not a multiple of it; a segment ends with 1 to 11
-//!   bytes that cannot hold a note header; a GNU build-id note has an empty
-//!   descriptor or one longer than [`BUILD_ID_SIZE_MAX`]; there are more
-//!   than [`MAX_PHDRS`] program headers or more than [`MAX_NOTES`] notes
-//!   (the parser's bounds, so the file cannot be said to have no build-id).
-//!   A damaged segment is abandoned and the search goes on with the next one.
+//! - [`Error::Malformed`]: the file starts with `\x7fELF`, but
+//!   - the ELF header is cut short, or its class or byte order is unknown;
+//!   - `e_phentsize` is not the program-header size of the class, or the
+//!     program-header table is cut short or ends past 2^64;
+//!   - a `PT_NOTE` segment ends past 2^64, has a `p_align` other than 0 to
+//!     4 (meaning 4, as binutils reads it) or 8, or an offset that is not a
+//!     multiple of it;
+//!   - a note runs past the end of its segment (padding included), is cut
+//!     short by the end of the file, or the segment ends with 1 to 11 bytes
+//!     that cannot hold a note header;
+//!   - a GNU build-id note has an empty descriptor or one longer than
+//!     [`BUILD_ID_SIZE_MAX`];
+//!   - or there are more than [`MAX_PHDRS`] program headers or more than
+//!     [`MAX_NOTES`] notes: past the parser's bounds, the file cannot be said
+//!     to have no build-id.
 //! - [`Error::NoBuildId`]: none of the above, and no GNU build-id note.
 //!
 //! # Bounds
