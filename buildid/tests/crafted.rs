@@ -617,3 +617,63 @@ fn statuses_match_the_abi() {
     assert_eq!(Error::Io.status(), 6);
     let _ = PT_NOTE;
 }
+
+/// Writes a seed corpus for the fuzz target into `$MMAP3_FUZZ_SEEDS`:
+/// `MMAP3_FUZZ_SEEDS=dir cargo test --test crafted -- --ignored`.
+#[test]
+#[ignore]
+fn write_fuzz_seeds() {
+    let Some(dir) = std::env::var_os("MMAP3_FUZZ_SEEDS") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut n = 0;
+    let mut save = |bytes: &[u8]| {
+        std::fs::write(dir.join(format!("seed-{n:03}")), bytes).unwrap();
+        n += 1;
+    };
+    for class64 in [false, true] {
+        for big in [false, true] {
+            let i = Image::new(class64, big);
+            let id = fresh_id(20);
+            let notes = [
+                i.note(4, b"GNU\0", 1, &[0; 16]),
+                i.note(4, b"Go\0\0", 4, b"abc/def"),
+                i.build_id_note(4, &id),
+            ];
+            save(&with_notes(class64, big, 4, &notes).bytes);
+            save(
+                &with_notes(
+                    class64,
+                    big,
+                    8,
+                    &[i.note(8, b"GNU\0", 5, &[0; 12]), i.build_id_note(8, &id)],
+                )
+                .bytes,
+            );
+            save(&with_notes(class64, big, 4, &[i.build_id_note(4, &[7; 21])]).bytes);
+            save(
+                &with_notes(
+                    class64,
+                    big,
+                    4,
+                    &[i.raw_note(4, 4, u32::MAX, 3, b"GNU\0", &id)],
+                )
+                .bytes,
+            );
+            let mut img = Image::new(class64, big);
+            let note = img.build_id_note(4, &id);
+            img.phdrs(
+                0x100,
+                &[
+                    Phdr::note(0x300, 12, 4),
+                    Phdr::note(0x400, note.len() as u64, 4),
+                ],
+            );
+            img.put(0x300, &img.note(4, b"", 0, b""));
+            img.put(0x400, &note);
+            save(&img.bytes);
+        }
+    }
+}
