@@ -23,12 +23,10 @@
 
 mod common;
 
-use common::{hex, parse_file};
+use common::{elf_files, hex, parse_file};
 use mmap3_buildid::{Error, MAX_BYTES_READ};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -37,31 +35,6 @@ use std::time::Instant;
 const ROOTS: [&str; 2] = ["/usr/bin", "/usr/lib/x86_64-linux-gnu"];
 const BATCH: usize = 64;
 const THREADS: usize = 2;
-
-/// Regular files (not symlinks) under `dir` that start with `\x7fELF` and
-/// can be opened.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            walk(&path, out);
-        } else if meta.is_file() && path.to_str().is_some_and(|p| !p.contains('\n')) {
-            let mut magic = [0u8; 4];
-            let Ok(mut f) = File::open(&path) else {
-                continue;
-            };
-            if f.read_exact(&mut magic).is_ok() && &magic == b"\x7fELF" {
-                out.push(path);
-            }
-        }
-    }
-}
 
 /// What readelf said about one file.
 #[derive(Debug, Default, Clone)]
@@ -112,11 +85,7 @@ fn readelf(files: &[PathBuf]) -> HashMap<String, Readelf> {
 #[test]
 fn agrees_with_readelf_on_system_files() {
     let start = Instant::now();
-    let mut files = Vec::new();
-    for root in ROOTS {
-        walk(Path::new(root), &mut files);
-    }
-    files.sort();
+    let files = elf_files(&ROOTS);
 
     // The parser's answers, with the byte counts (parse_file asserts the cap).
     let mut ours = Vec::new();

@@ -8,7 +8,7 @@
 
 use mmap3_buildid::{find_build_id, BuildId, Error, ReadError, Reader, MAX_BYTES_READ};
 use std::fs::File;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -134,6 +134,41 @@ pub fn fresh_id(n: usize) -> Vec<u8> {
             (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
         })
         .collect()
+}
+
+/// Regular files (not symlinks) under `dir` that start with `\x7fELF` and
+/// can be opened.
+pub fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(&path, out);
+        } else if meta.is_file() && path.to_str().is_some_and(|p| !p.contains('\n')) {
+            let mut magic = [0u8; 4];
+            let Ok(mut f) = File::open(&path) else {
+                continue;
+            };
+            if f.read_exact(&mut magic).is_ok() && &magic == b"\x7fELF" {
+                out.push(path);
+            }
+        }
+    }
+}
+
+/// The ELF files under `roots`, sorted (see [`walk`]).
+pub fn elf_files(roots: &[&str]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in roots {
+        walk(Path::new(root), &mut files);
+    }
+    files.sort();
+    files
 }
 
 /// A temporary directory, removed on drop.
