@@ -61,6 +61,10 @@
 //! headers and [`MAX_NOTES`] note headers are read, and at most
 //! [`MAX_BYTES_READ`] bytes are requested from the [`Reader`] in total. Every
 //! buffer is on the stack and smaller than 512 bytes.
+//!
+//! Every field is copied once into a local buffer before it is used (the
+//! counterpart of `READ_ONCE()` in `lib/buildid.c`): a file that changes
+//! while it is read can yield a wrong answer, never an unsafe walk.
 
 #![forbid(unsafe_code)]
 #![deny(
