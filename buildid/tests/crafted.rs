@@ -677,3 +677,31 @@ fn write_fuzz_seeds() {
         }
     }
 }
+
+#[test]
+fn the_worst_case_reads_exactly_the_cap() {
+    // 256 program headers, 255 note segments with one 16-byte note each, and
+    // a build-id in the last: every bound is reached.
+    let id = fresh_id(20);
+    let mut img = Image::new(true, false);
+    let filler = img.note(4, b"abc\0", 1, b"");
+    let note = img.build_id_note(4, &id);
+    let mut phdrs: Vec<Phdr> = (0..MAX_PHDRS as u64 - 1)
+        .map(|n| Phdr::note(0x8000 + 16 * n, 16, 4))
+        .collect();
+    phdrs.push(Phdr::note(0x9000, note.len() as u64, 4));
+    img.phdrs(64, &phdrs);
+    for p in &phdrs[..MAX_PHDRS - 1] {
+        img.put(p.offset as usize, &filler);
+    }
+    img.put(0x9000, &note);
+    let mut r = common::Counting::new(img.bytes.as_slice());
+    let got = find_build_id(&mut r).unwrap();
+    assert_eq!(got.as_bytes(), id.as_slice());
+    assert_eq!(r.requested, mmap3_buildid::MAX_BYTES_READ);
+    // One more note anywhere and the bound is exceeded.
+    let mut more = img.clone();
+    more.put(0x8000, &[filler.clone(), filler].concat());
+    more.phdr(64, Phdr::note(0x8000, 32, 4));
+    assert_eq!(parse_bytes(&more.bytes), Err(Error::Malformed));
+}
