@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Host build of the mmap3 module's ELF build-id parser.
+//!
+//! The parser lives in `src/buildid.rs` at the top of the repository, where
+//! the kernel module includes it as a submodule with `#[path]`. A submodule
+//! cannot carry crate-level attributes such as `#![no_std]`, so this tiny
+//! crate root supplies them and includes the very same file, for `cargo
+//! test`, `cargo clippy` and `cargo fuzz`. The file's own module-level lint
+//! attributes (no unsafe code, no indexing, no unchecked arithmetic, no
+//! panics) apply in both builds.
+
+#![cfg_attr(not(test), no_std)]
+#![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
+
+#[path = "../../src/buildid.rs"]
+mod buildid;
+
+pub use buildid::*;
