@@ -705,3 +705,17 @@ fn the_worst_case_reads_exactly_the_cap() {
     more.phdr(64, Phdr::note(0x8000, 32, 4));
     assert_eq!(parse_bytes(&more.bytes), Err(Error::Malformed));
 }
+
+#[test]
+fn fuzz_corpus_replays() {
+    // The committed fuzz corpus, replayed on stable: the cap and the
+    // build-id length hold (parse_bytes asserts both).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/find_build_id");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("fuzz corpus") {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let _ = parse_bytes(&bytes);
+        n += 1;
+    }
+    assert!(n > 0, "empty corpus in {}", dir.display());
+}
