@@ -53,7 +53,7 @@ if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 fi
 
 # 3 + 4. Configure and build.
-key=$(hash_of "$KCONFIG_FRAGMENT" /dev/null)-$phash-$kver
+key=$(hash_of "$KCONFIG_FRAGMENT" "$0")-$phash-$kver
 if [ "$(cat "$KOBJ/.mmap3-key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi

@@ -156,7 +156,8 @@ def main():
     struct.pack_into("<Q", b, 0x20, len(base) + 4096)            # e_phoff past EOF
     bad["bad-phoff.elf"] = bytes(b)
     b = bytearray(base)
-    struct.pack_into("<H", b, 0x38, 65535)                       # e_phnum
+    struct.pack_into("<H", b, 0x38, 65535)                       # e_phnum,
+    struct.pack_into("<I", b, ph_off, 0)                         # no note in reach
     bad["bad-phnum.elf"] = bytes(b)
     b = bytearray(base)
     struct.pack_into("<Q", b, ph_off + 32, 2**64 - 16)           # p_filesz overflows

@@ -119,6 +119,8 @@ FIXTURE_SETUP(mmap2)
 
 	ASSERT_EQ(0, fixture_get("bid20.elf", &self->fx));
 	side_band_attr(&attr);
+	/* As perf sets them: the kernel counts mmap events by attr.mmap. */
+	attr.mmap = 1;
 	attr.mmap2 = 1;
 	attr.build_id = variant->build_id;
 	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
