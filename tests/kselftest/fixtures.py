@@ -18,10 +18,25 @@ import subprocess
 import sys
 
 PROGRAM = r"""
-/* The smallest program that exits 0: what every fixture ELF is made of. */
+/*
+ * A program without libc that runs for a moment in user space (so that a
+ * profiler samples it), then exits 0: what the fixture ELF files are.
+ */
 void _start(void)
 {
+	for (volatile long i = 0; i < 5000000; i++)
+		;
 	__asm__ volatile("mov $60, %eax\n\txor %edi, %edi\n\tsyscall");
+}
+"""
+
+DYNAMIC = r"""
+/* The same, linked against libc, so that exec maps an interpreter. */
+int main(void)
+{
+	for (volatile long i = 0; i < 5000000; i++)
+		;
+	return 0;
 }
 """
 
@@ -30,14 +45,14 @@ def die(msg):
     sys.exit(f"fixtures.py: {msg}")
 
 
-def link(out, build_id, extra=()):
-    """Links PROGRAM into out with --build-id=0x<build_id> (or none)."""
+def link(out, build_id, program=PROGRAM, flags=("-nostdlib", "-static")):
+    """Links program into out with --build-id=0x<build_id> (or none)."""
     src = out + ".c"
     with open(src, "w") as f:
-        f.write(PROGRAM)
+        f.write(program)
     flag = "none" if build_id is None else "0x" + build_id.hex()
-    subprocess.run(["gcc", "-O2", "-nostdlib", "-static", "-o", out, src,
-                    f"-Wl,--build-id={flag}", *extra], check=True)
+    subprocess.run(["gcc", "-O2", *flags, "-o", out, src,
+                    f"-Wl,--build-id={flag}"], check=True)
     os.unlink(src)
 
 
@@ -117,9 +132,9 @@ def main():
     def add(name, build_id, status):
         manifest.append(f"{name} {build_id.hex() if build_id else 'none'} {status}")
 
-    def elf(name, build_id):
+    def elf(name, build_id, **kw):
         path = os.path.join(out, name)
-        link(path, build_id)
+        link(path, build_id, **kw)
         if readelf_build_id(path) != build_id:
             die(f"{name}: readelf -n disagrees with the linker")
         add(name, build_id, "FOUND" if build_id else "NO_BUILD_ID")
@@ -129,6 +144,10 @@ def main():
     elf("bid16.elf", os.urandom(16))
     elf("nobid.elf", None)
     elf("exec20.elf", os.urandom(20))
+    elf("dynamic.elf", os.urandom(20), program=DYNAMIC, flags=())
+    # The interpreter the guest gets (tests/qemu/run.sh copies it there).
+    add("ld-linux-x86-64.so.2",
+        readelf_build_id("/lib64/ld-linux-x86-64.so.2"), "FOUND")
     # The tests copy rewrite.new over rewrite.elf in place.
     elf("rewrite.elf", os.urandom(20))
     elf("rewrite.new", os.urandom(20))

@@ -4,6 +4,8 @@
  * with EOPNOTSUPP, invalid combinations with EINVAL, and MMAP2 records,
  * with and without build_id, still arrive as before.
  */
+#include <sys/stat.h>
+
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
 
@@ -82,7 +84,10 @@ struct mmap2_seen {
 	int found;
 	int build_id_ok;
 	int misc;
-	struct mmap2_record rec;
+	union {
+		struct mmap2_record rec;
+		char buf[4096 + sizeof(struct mmap2_record)];
+	};
 };
 
 static void find_mmap2(const struct perf_event_header *h, void *ctx)
@@ -94,7 +99,7 @@ static void find_mmap2(const struct perf_event_header *h, void *ctx)
 		return;
 	seen->found++;
 	seen->misc = h->misc;
-	seen->rec = *r;
+	memcpy(seen->buf, r, h->size < sizeof(seen->buf) ? h->size : sizeof(seen->buf));
 	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
 		seen->build_id_ok = r->build_id_size == seen->fx->build_id_size &&
 			!memcmp(r->build_id, seen->fx->build_id, r->build_id_size);

@@ -171,18 +171,22 @@ static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
 	return hex[0] ? -1 : n;
 }
 
+#define FIXTURES_WARM	"/tests/fixtures"	/* initramfs: always cached */
+#define FIXTURES_COLD	"/mnt"			/* ext2 on a loop device */
+
 /*
  * Looks up @name (a file name without directory) in the manifest the
- * fixture builder wrote from the build-ids it linked the files with.
+ * fixture builder wrote from the build-ids it linked the files with; the
+ * file is @dir/@name (@dir: FIXTURES_WARM or FIXTURES_COLD).
  */
-static inline int fixture_get(const char *name, struct fixture *f)
+static inline int fixture_get_in(const char *dir, const char *name,
+				 struct fixture *f)
 {
-	const char *dir = getenv("MMAP3_FIXTURES") ?: "/tests/fixtures";
 	char path[512], line[512], file[256], bid[64], status[32];
 	FILE *fp;
 	int ret = -1;
 
-	snprintf(path, sizeof(path), "%s/MANIFEST", dir);
+	snprintf(path, sizeof(path), "%s/MANIFEST", FIXTURES_WARM);
 	fp = fopen(path, "r");
 	if (!fp)
 		return -1;
@@ -208,6 +212,53 @@ static inline void build_id_hex(const uint8_t *id, int size, char *out)
 	for (i = 0; i < size; i++)
 		sprintf(out + 2 * i, "%02x", id[i]);
 	out[2 * size] = 0;
+}
+
+static inline int fixture_get(const char *name, struct fixture *f)
+{
+	return fixture_get_in(FIXTURES_WARM, name, f);
+}
+
+/* The status names of DESIGN.md, indexed by value. */
+static const char *const mmap3_status_names[] = {
+	"UNKNOWN", "FOUND", "NO_FILE", "NOT_ELF", "NO_BUILD_ID", "MALFORMED",
+	"IO_ERROR", "SKIPPED",
+};
+
+static inline int mmap3_status(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(mmap3_status_names) / sizeof(mmap3_status_names[0]); i++)
+		if (!strcmp(name, mmap3_status_names[i]))
+			return i;
+	return -1;
+}
+
+/* Opens a side-band event with attr.mmap3 on the calling task. */
+static inline int mmap3_open(int mmap_data, int inherit)
+{
+	struct perf_event_attr attr;
+
+	side_band_attr(&attr);
+	attr.mmap3 = 1;
+	attr.mmap_data = mmap_data;
+	attr.inherit = inherit;
+	return sys_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+/* Drops the page cache, so that files on FIXTURES_COLD are read from disk. */
+static inline int drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	sync();
+	ret = write(fd, "3\n", 2) == 2 ? 0 : -1;
+	close(fd);
+	return ret;
 }
 
 #endif /* MMAP3_UTIL_H */

@@ -9,6 +9,10 @@ run() {
 	echo "mmap3-test: end $name rc=$?"
 }
 
-# Before the module is loaded: the ABI as the patched kernel alone gives it.
+# The patched kernel alone: the ABI without a provider.
 run mmap3_abi ./mmap3_abi
-run module_smoke sh ./module_smoke.sh
+
+insmod /tests/mmap3.ko
+run mmap3_records ./mmap3_records
+run mmap3_lifecycle ./mmap3_lifecycle
+cat /sys/kernel/debug/mmap3/stats

@@ -54,6 +54,7 @@ rm -f "$logs/initramfs.cpio.gz"
 
 # Results, one test binary at a time (begin/end markers from the script).
 result=$(awk '
+	{ sub(/\r$/, "") }
 	/^mmap3-test: begin / { name = $3; tp = tf = ts = 0; next }
 	/^mmap3-test: end / {
 		rc = $4; sub("rc=", "", rc)

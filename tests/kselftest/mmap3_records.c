@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PERF_RECORD_MMAP3 with the mmap3 module loaded: every record is checked
+ * against what MMAP2 says of the same mapping in the same run, and its
+ * build-id against the one the fixture was linked with (MANIFEST).
+ */
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "mmap3_util.h"
+#include "../kselftest_harness.h"
+
+#define ID_SAMPLE_SIZE	16	/* PERF_SAMPLE_TID | PERF_SAMPLE_TIME */
+
+struct seen {
+	uint64_t addr;
+	int n3, n2;
+	struct mmap3_record *r3;
+	struct mmap2_record *r2;
+};
+
+static void collect(const struct perf_event_header *h, void *ctx)
+{
+	struct seen *s = ctx;
+	const struct mmap3_record *r = (const void *)h;
+
+	if (h->type != PERF_RECORD_MMAP3 && h->type != PERF_RECORD_MMAP2)
+		return;
+	if (r->addr != s->addr)	/* addr is at the same offset in both */
+		return;
+	if (h->type == PERF_RECORD_MMAP3) {
+		s->n3++;
+		free(s->r3);
+		s->r3 = malloc(h->size);
+		memcpy(s->r3, h, h->size);
+	} else {
+		s->n2++;
+		free(s->r2);
+		s->r2 = malloc(h->size);
+		memcpy(s->r2, h, h->size);
+	}
+}
+
+static void seen_free(struct seen *s)
+{
+	free(s->r3);
+	free(s->r2);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Skips the caller when there is no mmap3 provider. */
+#define OPEN_MMAP3(fd, mmap_data, inherit) do {					\
+	fd = mmap3_open(mmap_data, inherit);					\
+	if (fd < 0 && errno == EOPNOTSUPP)					\
+		SKIP(return, "the mmap3 module is not loaded");		\
+	if (fd < 0 && errno == EINVAL)						\
+		SKIP(return, "kernel without attr.mmap3");			\
+	ASSERT_LE(0, fd);							\
+} while (0)
+
+static int open_mmap2(int build_id, int mmap_data)
+{
+	struct perf_event_attr attr;
+
+	side_band_attr(&attr);
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.build_id = build_id;
+	attr.mmap_data = mmap_data;
+	return sys_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+/* Checks the layout rules of DESIGN.md on one MMAP3 record. */
+static void check_layout(struct __test_metadata *_metadata,
+			 const struct mmap3_record *r)
+{
+	size_t name_len = strnlen(r->filename, r->header.size - sizeof(*r));
+	size_t name_size = r->header.size - sizeof(*r) - ID_SAMPLE_SIZE;
+	size_t i;
+
+	ASSERT_EQ(0, r->header.size % 8);
+	ASSERT_EQ(0, sizeof(*r) % 8);
+	ASSERT_LT(name_len, name_size);			/* NUL-terminated */
+	ASSERT_EQ((name_len + 1 + 7) / 8 * 8, name_size);	/* padded to 8 */
+	for (i = name_len; i < name_size; i++)
+		ASSERT_EQ(0, r->filename[i]);
+	ASSERT_EQ(0, r->reserved);
+	ASSERT_LE(r->build_id_size, BUILD_ID_SIZE_MAX);
+	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
+		ASSERT_EQ(0, r->build_id[i]);
+	ASSERT_EQ(r->build_id_status == 1, r->build_id_size > 0);
+}
+
+/* Checks an MMAP3 record against the fixture's MANIFEST line. */
+static void check_build_id(struct __test_metadata *_metadata,
+			   const struct mmap3_record *r, const struct fixture *fx)
+{
+	char got[41], want[41];
+
+	build_id_hex(r->build_id, r->build_id_size, got);
+	build_id_hex(fx->build_id, fx->build_id_size, want);
+	TH_LOG("%s: status %s, build-id '%s' (want %s, '%s')", fx->path,
+	       r->build_id_status < 8 ? mmap3_status_names[r->build_id_status] : "?",
+	       got, fx->status, want);
+	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status);
+	ASSERT_EQ(fx->build_id_size, r->build_id_size);
+	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
+}
+
+/* Maps @path, drains both rings (@r2 may be NULL) into @s. */
+static void *map_file(struct __test_metadata *_metadata, const char *path,
+		      int prot, struct ring *r3, struct ring *r2, struct seen *s)
+{
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	EXPECT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0);
+	close(fd);
+	EXPECT_NE(MAP_FAILED, p);
+	if (p == MAP_FAILED)
+		return NULL;
+	s->addr = (uintptr_t)p;
+	ring_drain(r3, collect, s);
+	if (r2)
+		ring_drain(r2, collect, s);
+	munmap(p, 4096);
+	return p;
+}
+
+FIXTURE(records) {
+	struct ring r3, r2;
+	struct seen s;
+};
+
+FIXTURE_SETUP(records)
+{
+	int fd3, fd2;
+
+	memset(&self->s, 0, sizeof(self->s));
+	OPEN_MMAP3(fd3, 1, 0);
+	ASSERT_EQ(0, ring_map(&self->r3, fd3, 64));
+	fd2 = open_mmap2(0, 1);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ring_map(&self->r2, fd2, 64));
+}
+
+FIXTURE_TEARDOWN(records)
+{
+	seen_free(&self->s);
+	ring_unmap(&self->r3);
+	ring_unmap(&self->r2);
+}
+
+/* Every MMAP2 field, and the misc bits, are the same in MMAP3. */
+TEST_F(records, same_fields_as_mmap2)
+{
+	const struct mmap3_record *r3;
+	const struct mmap2_record *r2;
+	struct fixture fx;
+
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
+	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ | PROT_EXEC,
+				 &self->r3, &self->r2, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_EQ(1, self->s.n2);
+	r3 = self->s.r3;
+	r2 = self->s.r2;
+	check_layout(_metadata, r3);
+	check_build_id(_metadata, r3, &fx);
+	ASSERT_EQ(r2->header.misc, r3->header.misc);
+	ASSERT_EQ(r2->pid, r3->pid);
+	ASSERT_EQ(r2->tid, r3->tid);
+	ASSERT_EQ(getpid(), (pid_t)r3->pid);
+	ASSERT_EQ(r2->addr, r3->addr);
+	ASSERT_EQ(r2->len, r3->len);
+	ASSERT_EQ(r2->pgoff, r3->pgoff);
+	ASSERT_EQ(r2->maj, r3->maj);
+	ASSERT_EQ(r2->min, r3->min);
+	ASSERT_EQ(r2->ino, r3->ino);
+	ASSERT_EQ(r2->ino_generation, r3->ino_generation);
+	ASSERT_EQ(r2->prot, r3->prot);
+	ASSERT_EQ(r2->flags, r3->flags);
+	ASSERT_STREQ(r2->filename, r3->filename);
+	ASSERT_STREQ(fx.path, r3->filename);
+}
+
+/* A data mapping (no PROT_EXEC) is reported with mmap_data, as MMAP2 does. */
+TEST_F(records, data_mapping)
+{
+	struct fixture fx;
+
+	ASSERT_EQ(0, fixture_get("bid16.elf", &fx));
+	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ, &self->r3,
+				 &self->r2, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_EQ(1, self->s.n2);
+	ASSERT_TRUE(self->s.r3->header.misc & PERF_RECORD_MISC_MMAP_DATA);
+	ASSERT_EQ(self->s.r2->header.misc, self->s.r3->header.misc);
+	check_layout(_metadata, self->s.r3);
+	check_build_id(_metadata, self->s.r3, &fx);
+}
+
+/* Anonymous memory: NO_FILE, executable or data. */
+TEST_F(records, anonymous)
+{
+	int prots[] = { PROT_READ | PROT_EXEC, PROT_READ | PROT_WRITE };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		void *p = mmap(NULL, 8192, prots[i], MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, p);
+		seen_free(&self->s);
+		self->s.addr = (uintptr_t)p;
+		ring_drain(&self->r3, collect, &self->s);
+		ring_drain(&self->r2, collect, &self->s);
+		munmap(p, 8192);
+		ASSERT_EQ(1, self->s.n3);
+		ASSERT_EQ(1, self->s.n2);
+		ASSERT_STREQ(self->s.r2->filename, self->s.r3->filename);
+		ASSERT_EQ(2, self->s.r3->build_id_status);	/* NO_FILE */
+		check_layout(_metadata, self->s.r3);
+	}
+}
+
+/* A character device is never read: SKIPPED. */
+TEST_F(records, device_skipped)
+{
+	ASSERT_NE(NULL, map_file(_metadata, "/dev/zero", PROT_READ | PROT_EXEC,
+				 &self->r3, &self->r2, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_STREQ("/dev/zero", self->s.r3->filename);
+	ASSERT_EQ(7, self->s.r3->build_id_status);	/* SKIPPED */
+	check_layout(_metadata, self->s.r3);
+}
+
+/* Secret memory is never read: SKIPPED. */
+TEST_F(records, secretmem_skipped)
+{
+	void *p;
+	int fd;
+
+	fd = syscall(__NR_memfd_secret, 0);
+	if (fd < 0)
+		SKIP(return, "memfd_secret: %s", strerror(errno));
+	ASSERT_EQ(0, ftruncate(fd, 4096));
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, p);
+	self->s.addr = (uintptr_t)p;
+	ring_drain(&self->r3, collect, &self->s);
+	munmap(p, 4096);
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_EQ(7, self->s.r3->build_id_status);	/* SKIPPED */
+}
+
+/* Each fixture, warm, gets the status and build-id MANIFEST gives it. */
+FIXTURE(status) {
+	struct ring r3;
+	struct seen s;
+};
+
+FIXTURE_VARIANT(status) {
+	const char *file;
+};
+
+FIXTURE_VARIANT_ADD(status, build_id_20) { .file = "bid20.elf" };
+FIXTURE_VARIANT_ADD(status, build_id_16) { .file = "bid16.elf" };
+FIXTURE_VARIANT_ADD(status, no_build_id) { .file = "nobid.elf" };
+FIXTURE_VARIANT_ADD(status, not_elf) { .file = "notelf.txt" };
+FIXTURE_VARIANT_ADD(status, note_past_first_page) { .file = "latenote.elf" };
+FIXTURE_VARIANT_ADD(status, truncated) { .file = "bad-truncated.elf" };
+FIXTURE_VARIANT_ADD(status, phoff_past_end) { .file = "bad-phoff.elf" };
+FIXTURE_VARIANT_ADD(status, phnum_65535) { .file = "bad-phnum.elf" };
+FIXTURE_VARIANT_ADD(status, filesz_overflow) { .file = "bad-filesz.elf" };
+FIXTURE_VARIANT_ADD(status, descsz_21) { .file = "bad-descsz21.elf" };
+FIXTURE_VARIANT_ADD(status, descsz_overflow) { .file = "bad-descsz-huge.elf" };
+
+FIXTURE_SETUP(status)
+{
+	int fd;
+
+	memset(&self->s, 0, sizeof(self->s));
+	OPEN_MMAP3(fd, 0, 0);
+	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
+}
+
+FIXTURE_TEARDOWN(status)
+{
+	seen_free(&self->s);
+	ring_unmap(&self->r3);
+}
+
+TEST_F(status, warm)
+{
+	struct fixture fx;
+
+	ASSERT_EQ(0, fixture_get(variant->file, &fx));
+	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ | PROT_EXEC,
+				 &self->r3, NULL, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	check_layout(_metadata, self->s.r3);
+	check_build_id(_metadata, self->s.r3, &fx);
+}
+
+TEST_F(status, cold)
+{
+	struct fixture fx;
+
+	ASSERT_EQ(0, fixture_get_in(FIXTURES_COLD, variant->file, &fx));
+	ASSERT_EQ(0, drop_caches());
+	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ | PROT_EXEC,
+				 &self->r3, NULL, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	check_layout(_metadata, self->s.r3);
+	check_build_id(_metadata, self->s.r3, &fx);
+}
+
+/*
+ * The upstream gap, in the same run: after drop_caches (and after
+ * MADV_PAGEOUT), MMAP2 with build_id has no build-id for a file on a block
+ * device, MMAP3 has the right one.
+ */
+FIXTURE(cold) {
+	struct ring r3, r2;
+	struct seen s;
+};
+
+FIXTURE_VARIANT(cold) {
+	const char *file;
+	int pageout;
+};
+
+FIXTURE_VARIANT_ADD(cold, drop_caches) { .file = "exec20.elf" };
+FIXTURE_VARIANT_ADD(cold, madv_pageout) { .file = "rewrite.new", .pageout = 1 };
+
+FIXTURE_SETUP(cold)
+{
+	int fd3, fd2;
+
+	memset(&self->s, 0, sizeof(self->s));
+	OPEN_MMAP3(fd3, 0, 0);
+	ASSERT_EQ(0, ring_map(&self->r3, fd3, 16));
+	fd2 = open_mmap2(1, 0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ring_map(&self->r2, fd2, 16));
+}
+
+FIXTURE_TEARDOWN(cold)
+{
+	seen_free(&self->s);
+	ring_unmap(&self->r3);
+	ring_unmap(&self->r2);
+}
+
+TEST_F(cold, mmap2_misses_mmap3_finds)
+{
+	struct fixture fx;
+
+	ASSERT_EQ(0, fixture_get_in(FIXTURES_COLD, variant->file, &fx));
+	ASSERT_EQ(0, drop_caches());
+	if (variant->pageout) {
+		/* Bring the file in, then push its pages out again. */
+		int fd = open(fx.path, O_RDONLY);
+		void *p;
+
+		ASSERT_LE(0, fd);
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, madvise(p, 4096, MADV_POPULATE_READ));
+		ASSERT_EQ(0, madvise(p, 4096, MADV_PAGEOUT));
+		munmap(p, 4096);
+		ring_drain(&self->r3, NULL, NULL);
+		ring_drain(&self->r2, NULL, NULL);
+	}
+	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ | PROT_EXEC,
+				 &self->r3, &self->r2, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_EQ(1, self->s.n2);
+	check_build_id(_metadata, self->s.r3, &fx);
+	TH_LOG("MMAP2 with build_id: %s",
+	       self->s.r2->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID ?
+	       "has a build-id" : "no build-id (upstream's no-fault parser)");
+	ASSERT_FALSE(self->s.r2->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+}
+
+/* A file rewritten in place and mapped again gets its new build-id. */
+FIXTURE(rewrite) {
+	struct ring r3;
+	struct seen s;
+};
+
+FIXTURE_VARIANT(rewrite) {
+	const char *dir;
+	int settle;	/* seconds between writing and the first mmap */
+};
+
+FIXTURE_VARIANT_ADD(rewrite, ext2) { .dir = FIXTURES_COLD };
+FIXTURE_VARIANT_ADD(rewrite, ext2_settled) { .dir = FIXTURES_COLD, .settle = 2 };
+FIXTURE_VARIANT_ADD(rewrite, tmpfs) { .dir = "/tmp" };
+FIXTURE_VARIANT_ADD(rewrite, tmpfs_settled) { .dir = "/tmp", .settle = 1 };
+
+FIXTURE_SETUP(rewrite)
+{
+	int fd;
+
+	memset(&self->s, 0, sizeof(self->s));
+	OPEN_MMAP3(fd, 0, 0);
+	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
+}
+
+FIXTURE_TEARDOWN(rewrite)
+{
+	seen_free(&self->s);
+	ring_unmap(&self->r3);
+}
+
+/* Copies @from over @to in place: same inode, new contents. */
+static int copy_in_place(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	in = open(from, O_RDONLY);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	close(out);
+	return n;
+}
+
+TEST_F(rewrite, new_build_id)
+{
+	struct fixture old, new;
+	char path[256];
+	struct stat st1, st2;
+
+	ASSERT_EQ(0, fixture_get("rewrite.elf", &old));
+	ASSERT_EQ(0, fixture_get("rewrite.new", &new));
+	snprintf(path, sizeof(path), "%s/rewritten-%d.elf", variant->dir, getpid());
+
+	ASSERT_EQ(0, copy_in_place(old.path, path));
+	sleep(variant->settle);
+	ASSERT_NE(NULL, map_file(_metadata, path, PROT_READ | PROT_EXEC,
+				 &self->r3, NULL, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	snprintf(old.path, sizeof(old.path), "%s", path);
+	check_build_id(_metadata, self->s.r3, &old);
+	ASSERT_EQ(0, stat(path, &st1));
+
+	seen_free(&self->s);
+	ASSERT_EQ(0, copy_in_place(new.path, path));
+	ASSERT_EQ(0, stat(path, &st2));
+	ASSERT_EQ(st1.st_ino, st2.st_ino);	/* in place */
+	ASSERT_NE(NULL, map_file(_metadata, path, PROT_READ | PROT_EXEC,
+				 &self->r3, NULL, &self->s));
+	ASSERT_EQ(1, self->s.n3);
+	snprintf(new.path, sizeof(new.path), "%s", path);
+	check_build_id(_metadata, self->s.r3, &new);
+	unlink(path);
+}
+
+/*
+ * exec: the records of the executable and of its interpreter carry their
+ * build-ids and come before the first user sample of the new image.
+ */
+struct exec_seen {
+	const char *exe, *interp;
+	int exe_at, interp_at, first_sample_at, n;
+	struct mmap3_record exe_rec, interp_rec;
+};
+
+static void exec_collect(const struct perf_event_header *h, void *ctx)
+{
+	struct exec_seen *e = ctx;
+	const struct mmap3_record *r = (const void *)h;
+
+	e->n++;
+	if (h->type == PERF_RECORD_SAMPLE && e->first_sample_at < 0)
+		e->first_sample_at = e->n;
+	if (h->type != PERF_RECORD_MMAP3)
+		return;
+	if (!strcmp(r->filename, e->exe) && e->exe_at < 0) {
+		e->exe_at = e->n;
+		e->exe_rec = *r;
+	}
+	if (e->interp && !strcmp(r->filename, e->interp) && e->interp_at < 0) {
+		e->interp_at = e->n;
+		e->interp_rec = *r;
+	}
+}
+
+FIXTURE(exec) {
+};
+
+FIXTURE_VARIANT(exec) {
+	const char *exe;
+	const char *interp;
+};
+
+FIXTURE_VARIANT_ADD(exec, static) { .exe = "exec20.elf" };
+FIXTURE_VARIANT_ADD(exec, dynamic) { .exe = "dynamic.elf",
+				     .interp = "/lib64/ld-linux-x86-64.so.2" };
+
+FIXTURE_SETUP(exec)
+{
+}
+
+FIXTURE_TEARDOWN(exec)
+{
+}
+
+TEST_F(exec, records_before_first_sample)
+{
+	struct exec_seen e = { .exe_at = -1, .interp_at = -1, .first_sample_at = -1 };
+	struct perf_event_attr attr;
+	struct fixture fx, ld;
+	int go[2], fd3, fds, status;
+	struct ring ring;
+	pid_t child;
+
+	ASSERT_EQ(0, fixture_get(variant->exe, &fx));
+	e.exe = fx.path;
+	if (variant->interp) {
+		ASSERT_EQ(0, fixture_get("ld-linux-x86-64.so.2", &ld));
+		e.interp = variant->interp;
+	}
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl(fx.path, fx.path, NULL);
+		_exit(127);
+	}
+	close(go[0]);
+
+	side_band_attr(&attr);
+	attr.mmap3 = 1;
+	attr.disabled = 1;
+	attr.enable_on_exec = 1;
+	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
+	if (fd3 < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (errno == EOPNOTSUPP)
+			SKIP(return, "the mmap3 module is not loaded");
+		ASSERT_LE(0, fd3);
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = 20000;	/* ns */
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	attr.enable_on_exec = 1;
+	fds = sys_perf_event_open(&attr, child, -1, -1, 0);
+	ASSERT_LE(0, fds);
+	ASSERT_EQ(0, ring_map(&ring, fd3, 64));
+	ASSERT_EQ(0, ioctl(fds, PERF_EVENT_IOC_SET_OUTPUT, fd3));
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	close(go[1]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ring_drain(&ring, exec_collect, &e);
+	close(fds);
+	ring_unmap(&ring);
+
+	TH_LOG("%d records: exe at %d, interpreter at %d, first sample at %d",
+	       e.n, e.exe_at, e.interp_at, e.first_sample_at);
+	ASSERT_LT(0, e.exe_at);
+	check_build_id(_metadata, &e.exe_rec, &fx);
+	ASSERT_LT(0, e.first_sample_at) TH_LOG("no user sample: the program ran too briefly");
+	ASSERT_LT(e.exe_at, e.first_sample_at);
+	if (variant->interp) {
+		ASSERT_LT(0, e.interp_at);
+		check_build_id(_metadata, &e.interp_rec, &ld);
+		ASSERT_LT(e.interp_at, e.first_sample_at);
+	}
+}
+
+/*
+ * Many threads mapping at once: one record per mapping, none lost with a
+ * ring buffer sized for them all.
+ */
+#define THREADS		8
+#define MAPS		1000
+
+static const char *concurrent_path;
+
+static void *mapper(void *arg)
+{
+	int fd = open(concurrent_path, O_RDONLY), i;
+
+	for (i = 0; i < MAPS && fd >= 0; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED)
+			return (void *)1;
+		munmap(p, 4096);
+	}
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? (void *)1 : NULL;
+}
+
+struct count {
+	const char *path;
+	int records, bad;
+};
+
+static void count_collect(const struct perf_event_header *h, void *ctx)
+{
+	struct count *c = ctx;
+	const struct mmap3_record *r = (const void *)h;
+
+	if (h->type != PERF_RECORD_MMAP3 || strcmp(r->filename, c->path))
+		return;
+	c->records++;
+	if (r->build_id_status != 1)
+		c->bad++;
+}
+
+TEST(concurrent_mappers)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd;
+	struct count c = { 0 };
+	struct ring ring[64];
+	pthread_t t[THREADS];
+	uint64_t lost = 0;
+	struct fixture fx;
+	void *ret;
+
+	ASSERT_EQ(0, fixture_get("bid16.elf", &fx));
+	concurrent_path = c.path = fx.path;
+	ASSERT_GE(64, ncpus);
+	/*
+	 * Inherited events cannot share one per-task ring: one event per CPU,
+	 * as perf record does. 8000 records of about 140 bytes: 2 MiB per
+	 * CPU is room enough even if all land on one.
+	 */
+	for (i = 0; i < ncpus; i++) {
+		struct perf_event_attr attr;
+
+		side_band_attr(&attr);
+		attr.mmap3 = 1;
+		attr.inherit = 1;
+		fd = sys_perf_event_open(&attr, 0, i, -1, 0);
+		if (fd < 0 && errno == EOPNOTSUPP)
+			SKIP(return, "the mmap3 module is not loaded");
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ring_map(&ring[i], fd, 512)) TH_LOG("ring: %s", strerror(errno));
+	}
+	for (i = 0; i < THREADS; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, mapper, NULL));
+	for (i = 0; i < THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], &ret));
+		ASSERT_EQ(NULL, ret);
+	}
+	for (i = 0; i < ncpus; i++) {
+		ring_drain(&ring[i], count_collect, &c);
+		lost += ring[i].lost;
+		ring_unmap(&ring[i]);
+	}
+	TH_LOG("%d records for %d mappings, %d without build-id, %llu lost",
+	       c.records, THREADS * MAPS, c.bad, (unsigned long long)lost);
+	ASSERT_EQ(0, lost);
+	ASSERT_EQ(THREADS * MAPS, c.records);
+	ASSERT_EQ(0, c.bad);
+}
+
+TEST_HARNESS_MAIN
