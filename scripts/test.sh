@@ -4,7 +4,7 @@
 #   1. the patched kernel (scripts/kernel.sh; cached),
 #   2. the module with CLIPPY=1, rustfmt (scripts/module.sh),
 #   3. host tests of the build-id parser (cargo test in buildid/),
-#   4. the selftests in QEMU (tests/qemu/run.sh tests/qemu/all.sh).
+#   4. the selftests in QEMU (scripts/guest.sh all.sh).
 # Ends with "N passed, N failed, N skipped"; exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
@@ -28,17 +28,7 @@ if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	count "$p" "$f" "$s"
 fi
 
-log "building the selftests and their fixtures"
-guest=$MMAP3_CACHE/guest/tests
-rm -rf "$guest"
-mkdir -p "$guest"
-make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
-	KSFT_DIR="$KSRC/tools/testing/selftests" \
-	KHDR_INCLUDES="-isystem $KOBJ/usr/include" >&2
-"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
-cp "$MMAP3_CACHE/module/mmap3.ko" "$MMAP3_ROOT"/tests/qemu/all.sh "$guest/"
-
-read -r p f s < <("$MMAP3_ROOT/tests/qemu/run.sh" all.sh | tail -n 1)
+read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
 count "$p" "$f" "$s"
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -192,6 +192,15 @@ def main():
             f.write(data)
         add(name, None, "MALFORMED")
 
+    # Real binaries for the demo, with what readelf -n says of them.
+    for src in ("/bin/busybox", "/lib64/ld-linux-x86-64.so.2",
+                "/lib/x86_64-linux-gnu/libc.so.6"):
+        name = os.path.basename(src)
+        shutil.copy(src, os.path.join(out, name))
+        if name not in (m.split()[0] for m in manifest):
+            build_id = readelf_build_id(src)
+            add(name, build_id, "FOUND" if build_id else "NO_BUILD_ID")
+
     with open(os.path.join(out, "MANIFEST"), "w") as f:
         f.write("\n".join(manifest) + "\n")
 
