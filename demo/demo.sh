@@ -10,7 +10,7 @@ demo() {
 	shift
 	echo "mmap3-test: begin $name"
 	echo 3 >/proc/sys/vm/drop_caches
-	echo "\$ $*"
+	echo "\$ mmap3_demo $*"
 	./mmap3_demo "$@"
 	echo "mmap3-test: end $name rc=$?"
 }

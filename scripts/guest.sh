@@ -19,4 +19,4 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 "$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
 cp "$MMAP3_CACHE/module/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
-exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" "${2:-900}"
+exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}

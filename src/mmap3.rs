@@ -327,7 +327,11 @@ impl kernel::Module for Mmap3 {
             Registration::new(module, Mmap3Provider { cache }),
             GFP_KERNEL,
         )?;
-        pr_info!("loaded, cache of {} entries\n", entries);
+        pr_info!(
+            "loaded, cache of {} entries of {} bytes\n",
+            entries,
+            core::mem::size_of::<Slot>()
+        );
         Ok(Mmap3 {
             _registration: registration,
             _debugfs: debugfs,

@@ -10,12 +10,13 @@
 # for KVM), and reads the guest's output: TAP from the tests on the second
 # serial port, the kernel log on the first. Fails when a test fails, when
 # the kernel logs an oops, BUG, WARNING, lockdep, KASAN or kmemleak report,
-# or when the guest does not finish within TIMEOUT_SECONDS (default 900).
+# or when the guest does not finish within TIMEOUT_SECONDS (default:
+# $MMAP3_TIMEOUT, else 900).
 # Prints "<passed> <failed> <skipped>" as its last line on stdout.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 script=${1:?usage: tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]}
-timeout=${2:-900}
+timeout=${2:-${MMAP3_TIMEOUT:-900}}
 tests=$MMAP3_CACHE/guest/tests
 [ -f "$tests/$script" ] || die "no guest script $tests/$script"
 bzimage=$KOBJ/arch/x86/boot/bzImage
