@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage what the guest runs in $MMAP3_CACHE/guest/tests (the selftests, the
+# Stage what the guest runs in $MMAP3_WORK/guest (the selftests, the
 # demo program, the fixtures and their MANIFEST, the module, the guest
 # scripts), then boot it with tests/qemu/run.sh SCRIPT. Needs the kernel and
 # the module built (scripts/kernel.sh, scripts/module.sh).
 . "$(dirname "$0")/lib.sh"
 
 script=${1:?usage: scripts/guest.sh all.sh|demo.sh}
-guest=$MMAP3_CACHE/guest/tests
+guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
 log "building the selftests, the demo and the fixtures"
@@ -17,6 +17,6 @@ make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 "$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
-cp "$MMAP3_CACHE/module/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
+cp "$MMAP3_WORK/module/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}

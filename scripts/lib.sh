@@ -15,6 +15,9 @@ KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KSRC=$MMAP3_CACHE/linux-source-6.12        # git repository, patches applied
 KOBJ=$MMAP3_CACHE/kernel-build             # O= build directory (KDIR)
 KCONFIG_FRAGMENT=$MMAP3_ROOT/kernel/mmap3.config
+# What is built from this checkout (module, guest files): one directory per
+# checkout, so that two checkouts can test side by side on one kernel.
+MMAP3_WORK=$MMAP3_CACHE/work/$(printf '%s' "$MMAP3_ROOT" | sha256sum | cut -c1-8)
 
 export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
 JOBS=${JOBS:-$(nproc)}

@@ -5,8 +5,8 @@
 #   tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]
 #
 # Packs an initramfs (busybox, tests/qemu/init, everything in
-# $MMAP3_CACHE/guest/tests, which holds SCRIPT, and an ext2 image made from
-# $MMAP3_CACHE/guest/tests/fixtures), boots bzImage with TCG (MMAP3_KVM=1
+# $MMAP3_WORK/guest, which holds SCRIPT, and an ext2 image made from
+# $MMAP3_WORK/guest/fixtures), boots bzImage with TCG (MMAP3_KVM=1
 # for KVM), and reads the guest's output: TAP from the tests on the second
 # serial port, the kernel log on the first. Fails when a test fails, when
 # the kernel logs an oops, BUG, WARNING, lockdep, KASAN or kmemleak report,
@@ -17,7 +17,7 @@
 
 script=${1:?usage: tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]}
 timeout=${2:-${MMAP3_TIMEOUT:-900}}
-tests=$MMAP3_CACHE/guest/tests
+tests=$MMAP3_WORK/guest
 [ -f "$tests/$script" ] || die "no guest script $tests/$script"
 bzimage=$KOBJ/arch/x86/boot/bzImage
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/kernel.sh"
