@@ -21,11 +21,13 @@ if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	rc=$?
 	set -e
 	printf '%s\n' "$out" | grep -E '^test result|panicked|FAILED|failures:' >&2 || true
-	read -r p f s < <(printf '%s\n' "$out" | awk '/^test result/ {
-		for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i }
-	} END { print p + 0, f + 0, s + 0 }')
+	# "ignored" is not counted: the one #[ignore] test is a fuzz seed
+	# writer, run by hand (buildid/README.md), not a skipped test.
+	read -r p f < <(printf '%s\n' "$out" | awk '/^test result/ {
+		for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
+	} END { print p + 0, f + 0 }')
 	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
-	count "$p" "$f" "$s"
+	count "$p" "$f" 0
 fi
 
 read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
