@@ -17,6 +17,6 @@ make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 "$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
-cp "$MMAP3_WORK/module/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
+cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}

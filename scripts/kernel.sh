@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build the patched, Rust-enabled kernel into the cache:
+# Build the patched, Rust-enabled kernel into the cache ($MMAP3_KERNEL picks
+# the variant, see scripts/lib.sh):
 #   1. unpack Debian's linux-source-6.12 into $KSRC and make it a git
 #      repository whose first commit is tagged mmap3-base;
 #   2. apply patches/*.patch with git am on branch mmap3;
-#   3. configure O=$KOBJ from tinyconfig + kernel/mmap3.config, LLVM=1;
+#   3. configure O=$KOBJ from tinyconfig + the variant's fragments, LLVM=1;
 #   4. build bzImage and modules.
 # Each step is skipped when its inputs have not changed (the stamp files hold
 # the hash of what went into them), so a second run costs a second.
@@ -52,19 +53,31 @@ if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 	echo "$phash" >"$KSRC/.git/mmap3-patches"
 fi
 
+# The upstream kernel is built from a worktree of the base, without the series.
+src=$KSRC
+if [ "$MMAP3_KERNEL" = upstream ]; then
+	src=$MMAP3_CACHE/linux-upstream
+	phash=none
+	if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then
+		rm -rf "$src"
+		git -C "$KSRC" worktree prune
+		git -C "$KSRC" worktree add -q --detach "$src" mmap3-base
+	fi
+fi
+
 # 3 + 4. Configure and build.
-key=$(hash_of "$KCONFIG_FRAGMENT" "$0")-$phash-$kver
+key=$(hash_of "${KCONFIG_FRAGMENTS[@]}" "$0")-$phash-$kver
 if [ "$(cat "$KOBJ/.mmap3-key" 2>/dev/null)" = "$key" ]; then
 	exit 0
 fi
-kmake() { make -s -C "$KSRC" O="$KOBJ" LLVM=1 -j"$JOBS" "$@"; }
+kmake() { make -s -C "$src" O="$KOBJ" LLVM=1 -j"$JOBS" "$@"; }
 mkdir -p "$KOBJ"
 kmake rustavailable >/dev/null || die "the Rust toolchain does not suit this kernel (make LLVM=1 rustavailable)"
-log "configuring: tinyconfig + kernel/mmap3.config"
+log "configuring the $MMAP3_KERNEL kernel: tinyconfig + ${KCONFIG_FRAGMENTS[*]#"$MMAP3_ROOT"/}"
 kmake tinyconfig >/dev/null
-"$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "$KCONFIG_FRAGMENT" >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "${KCONFIG_FRAGMENTS[@]}" >/dev/null
 kmake olddefconfig >/dev/null
-# Every option the fragment asks for must have survived olddefconfig.
+# Every option the fragments ask for must have survived olddefconfig.
 while IFS= read -r line; do
 	case "$line" in CONFIG_*) ;; *) continue ;; esac
 	opt=${line%%=*} val=${line#*=}
@@ -73,9 +86,9 @@ while IFS= read -r line; do
 	else
 		grep -qx "$line" "$KOBJ/.config" || die "$line did not make it into .config (missing dependency?)"
 	fi
-done <"$KCONFIG_FRAGMENT"
-log "building the kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
+done < <(cat "${KCONFIG_FRAGMENTS[@]}")
+log "building the $MMAP3_KERNEL kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
 start=$SECONDS
 kmake bzImage modules headers
 echo "$key" >"$KOBJ/.mmap3-key"
-log "kernel built in $((SECONDS - start)) s: $KOBJ/arch/x86/boot/bzImage"
+log "$MMAP3_KERNEL kernel built in $((SECONDS - start)) s: $KOBJ/arch/x86/boot/bzImage"

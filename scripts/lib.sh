@@ -13,8 +13,22 @@ MMAP3_CACHE=${MMAP3_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmap3}
 KVER_PIN=6.12.117-1~deb12u1
 KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
 KSRC=$MMAP3_CACHE/linux-source-6.12        # git repository, patches applied
-KOBJ=$MMAP3_CACHE/kernel-build             # O= build directory (KDIR)
-KCONFIG_FRAGMENT=$MMAP3_ROOT/kernel/mmap3.config
+
+# Which kernel the scripts build and boot (MMAP3_KERNEL):
+#   test      the series, tinyconfig + kernel/mmap3.config (the default);
+#   debug     the same + kernel/debug.config (KASAN, lockdep, kmemleak, ...);
+#   upstream  no series (a worktree at mmap3-base): the benchmarks' baseline.
+MMAP3_KERNEL=${MMAP3_KERNEL:-test}
+KCONFIG_FRAGMENTS=("$MMAP3_ROOT/kernel/mmap3.config")
+case "$MMAP3_KERNEL" in
+test) KOBJ=$MMAP3_CACHE/kernel-build ;;
+debug)
+	KOBJ=$MMAP3_CACHE/kernel-debug
+	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/kernel/debug.config")
+	;;
+upstream) KOBJ=$MMAP3_CACHE/kernel-upstream ;;
+*) printf 'MMAP3_KERNEL must be test, debug or upstream\n' >&2; exit 1 ;;
+esac
 # What is built from this checkout (module, guest files): one directory per
 # checkout, so that two checkouts can test side by side on one kernel.
 MMAP3_WORK=$MMAP3_CACHE/work/$(printf '%s' "$MMAP3_ROOT" | sha256sum | cut -c1-8)
