@@ -10,6 +10,7 @@ use kernel::{bindings, prelude::*, types::Opaque};
 extern "C" {
     fn mmap3_get_file(file: *mut c_void);
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
+    fn mmap3_assert_no_mmap_lock();
     static mmap3_identity_size: usize;
 }
 
@@ -121,6 +122,8 @@ impl PinnedFile {
     /// under `mmap_lock`. Returns the bytes read, 0 at end of file.
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let mut pos = bindings::loff_t::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: Only looks at the current task's `mmap_lock` (lockdep).
+        unsafe { mmap3_assert_no_mmap_lock() };
         // SAFETY: By the type invariant the file is valid; `buf` is valid
         // for writes of `buf.len()` bytes and `pos` for the call.
         let n = unsafe {

@@ -8,7 +8,10 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/lockdep.h>
+#include <linux/mm_types.h>
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/time64.h>
 
@@ -25,6 +28,16 @@ unsigned int mmap3_param_cache_entries(void)
 void mmap3_get_file(struct file *file)
 {
 	get_file(file);
+}
+
+/*
+ * The module never reads a file under mmap_lock: with lockdep, say so
+ * loudly if it ever does (a WARNING, which fails the test run).
+ */
+void mmap3_assert_no_mmap_lock(void)
+{
+	if (current->mm)
+		lockdep_assert_not_held(&current->mm->mmap_lock);
 }
 
 const size_t mmap3_identity_size = sizeof(struct mmap3_identity);

@@ -29,6 +29,7 @@ extern const unsigned int mmap3_nr_stats;
 
 unsigned int mmap3_param_cache_entries(void);
 void mmap3_get_file(struct file *file);
+void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
 void mmap3_stat_add(unsigned int stat, s64 delta);
 void mmap3_debugfs_create(void);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "mmap3_dm.h"
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
 
@@ -257,6 +258,37 @@ TEST_F(records, secretmem_skipped)
 	munmap(p, 4096);
 	ASSERT_EQ(1, self->s.n3);
 	ASSERT_EQ(7, self->s.r3->build_id_status);	/* SKIPPED */
+}
+
+/* A file whose reads fail: IO_ERROR, and the record is still written. */
+TEST_F(records, read_error)
+{
+	struct dm_disk disk;
+	char path[128];
+	void *p;
+	int fd;
+
+	if (access("/dev/mapper/control", F_OK))
+		SKIP(return, "no device mapper");
+	ASSERT_EQ(0, dm_disk_setup(&disk, "mmap3err")) TH_LOG("%s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/nobid.elf", disk.mnt);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, dm_disk_fail(&disk));
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->s.addr = (uintptr_t)p;
+	ring_drain(&self->r3, collect, &self->s);
+	ring_drain(&self->r2, collect, &self->s);
+	munmap(p, 4096);
+	close(fd);
+	dm_disk_teardown(&disk);
+	ASSERT_EQ(1, self->s.n3);
+	ASSERT_EQ(1, self->s.n2);
+	ASSERT_STREQ(path, self->s.r3->filename);
+	ASSERT_EQ(6, self->s.r3->build_id_status);	/* IO_ERROR */
+	check_layout(_metadata, self->s.r3);
 }
 
 /* Each fixture, warm, gets the status and build-id MANIFEST gives it. */
