@@ -8,6 +8,7 @@
 #
 #   make demo           boot the patched kernel in QEMU and show MMAP3 at work
 #   make test           every test: host tests, build checks, kselftests in QEMU
+#   make test-debug     the same on the debug kernel (KASAN, lockdep, kmemleak)
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply patches/ to a clean tree, build after each patch,
 #                       run checkpatch.pl --strict
@@ -26,10 +27,13 @@ demo:
 test:
 	scripts/test.sh
 
+test-debug:
+	MMAP3_KERNEL=debug scripts/test.sh
+
 kernel:
 	scripts/kernel.sh
 
 check-patches:
 	scripts/check-patches.sh
 
-.PHONY: modules clean demo test kernel check-patches
+.PHONY: modules clean demo test test-debug kernel check-patches
