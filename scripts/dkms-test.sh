@@ -4,19 +4,19 @@
 # against the cached kernel as its headers (scripts/kernel.sh), then check
 # with depmod that every symbol it needs is exported by that kernel.
 #
-# Everything lives in a private dkms tree, $MMAP3_CACHE/dkms: the source as
-# dkms expects it (source/mmap3-<version>), dkms's tree (tree/), the install
-# tree (lib/modules/<kernel>/updates/dkms); /usr/src, /var/lib/dkms and
-# /lib/modules are not touched. The installed module is left at
-# $MMAP3_CACHE/dkms/mmap3-dkms.ko, with its version beside it in
-# mmap3-dkms.version: scripts/guest.sh stages both, and tests/qemu/all.sh
-# loads that module in place of the one of scripts/module.sh.
+# Everything lives in a private dkms tree, $MMAP3_WORK/dkms-$MMAP3_KERNEL:
+# the source as dkms expects it (source/mmap3-<version>), dkms's tree
+# (tree/), the install tree (lib/modules/<kernel>/updates/dkms); /usr/src,
+# /var/lib/dkms and /lib/modules are not touched. The installed module is
+# left there as mmap3-dkms.ko, with its version in mmap3-dkms.version:
+# scripts/guest.sh stages both, and tests/qemu/all.sh loads that module in
+# place of the one of scripts/module.sh.
 . "$(dirname "$0")/lib.sh"
 
 command -v dkms >/dev/null || die "dkms not found (scripts/deps.sh installs it)"
 [ -f "$KOBJ/.mmap3-key" ] || die "no kernel in $KOBJ: run scripts/kernel.sh"
 
-d=$MMAP3_CACHE/dkms
+d=$MMAP3_WORK/dkms-$MMAP3_KERNEL
 krel=$(cat "$KOBJ/include/config/kernel.release")
 ver=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$MMAP3_ROOT/dkms.conf")
 [ -n "$ver" ] || die "dkms.conf: no PACKAGE_VERSION"

@@ -22,8 +22,8 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # The dkms-built module, unless it is older than the kernel (a stale build).
-dkms_ko=$MMAP3_CACHE/dkms/mmap3-dkms.ko
-if [ -f "$dkms_ko" ] && [ "$dkms_ko" -nt "$KOBJ/vmlinux" ]; then
-	cp "$dkms_ko" "$MMAP3_CACHE/dkms/mmap3-dkms.version" "$guest/"
+dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
+if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then
+	cp "$dkms/mmap3-dkms.ko" "$dkms/mmap3-dkms.version" "$guest/"
 fi
 exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
