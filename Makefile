@@ -12,6 +12,9 @@
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply patches/ to a clean tree, build after each patch,
 #                       run checkpatch.pl --strict
+#   make rust-analyzer  rust-project.json for editors, against KDIR (or, when
+#                       the running kernel has no build directory, the
+#                       kernel of make test)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -36,4 +39,7 @@ kernel:
 check-patches:
 	scripts/check-patches.sh
 
-.PHONY: modules clean demo test test-debug kernel check-patches
+rust-analyzer:
+	scripts/rust-analyzer.sh $(KDIR)
+
+.PHONY: modules clean demo test test-debug kernel check-patches rust-analyzer

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C helpers of the mmap3 module: what Rust cannot call directly (static
- * inline functions, module_param(), debugfs boilerplate). No policy lives
- * here: the Rust files in rust/ wrap each helper, src/mmap3.rs decides.
+ * inline functions, module_param(), MODULE_VERSION(), debugfs boilerplate).
+ * No policy lives here: the Rust files in rust/ wrap each helper,
+ * src/mmap3.rs decides.
  */
 #include "helpers.h"
 
@@ -19,6 +20,9 @@ static unsigned int cache_entries = 4096;
 module_param(cache_entries, uint, 0444);
 MODULE_PARM_DESC(cache_entries,
 		 "Build-ids remembered, by (dev, ino, generation); 0 disables the cache (default 4096)");
+
+/* dkms.conf's PACKAGE_VERSION, passed by Kbuild. */
+MODULE_VERSION(MMAP3_VERSION);
 
 unsigned int mmap3_param_cache_entries(void)
 {

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage what the guest runs in $MMAP3_WORK/guest (the selftests, the
 # demo program, the fixtures and their MANIFEST, the module, the guest
-# scripts), then boot it with tests/qemu/run.sh SCRIPT. Needs the kernel and
-# the module built (scripts/kernel.sh, scripts/module.sh).
+# scripts, and the module as dkms built it when there is one), then boot it
+# with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
+# (scripts/kernel.sh, scripts/module.sh; scripts/dkms-test.sh for the
+# dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
 script=${1:?usage: scripts/guest.sh all.sh|demo.sh}
@@ -19,4 +21,9 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 "$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
+# The dkms-built module, unless it is older than the kernel (a stale build).
+dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
+if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then
+	cp "$dkms/mmap3-dkms.ko" "$dkms/mmap3-dkms.version" "$guest/"
+fi
 exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}

@@ -9,7 +9,7 @@
 out=$MMAP3_WORK/module-$MMAP3_KERNEL
 mkdir -p "$out"
 rsync -a --delete --exclude target --exclude '*.o' --exclude '*.ko' \
-	--exclude '.*.cmd' "$MMAP3_ROOT"/{Kbuild,Makefile,src,rust} "$out/"
+	--exclude '.*.cmd' "$MMAP3_ROOT"/{Kbuild,Makefile,dkms.conf,src,rust} "$out/"
 
 if grep -nE '\bunsafe\b' "$MMAP3_ROOT"/src/*.rs | grep -vE '^[^:]+:[0-9]+:\s*//'; then
 	die "unsafe outside rust/ (above): the FFI boundary is rust/"

@@ -3,8 +3,10 @@
 # `make test`: every test of the project, and one summary line.
 #   1. the patched kernel (scripts/kernel.sh; cached),
 #   2. the module with CLIPPY=1, rustfmt (scripts/module.sh),
-#   3. host tests of the build-id parser (cargo test in buildid/),
-#   4. the selftests in QEMU (scripts/guest.sh all.sh).
+#   3. the module built and installed by dkms (scripts/dkms-test.sh),
+#   4. host tests of the build-id parser (cargo test in buildid/),
+#   5. the selftests in QEMU, and the dkms-built module loaded there
+#      (scripts/guest.sh all.sh).
 # Ends with "N passed, N failed, N skipped"; exits non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
 
@@ -13,6 +15,7 @@ count() { passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $
 
 "$MMAP3_ROOT/scripts/kernel.sh"
 if "$MMAP3_ROOT/scripts/module.sh"; then count 1 0 0; else count 0 1 0; fi
+if "$MMAP3_ROOT/scripts/dkms-test.sh"; then count 1 0 0; else count 0 1 0; fi
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

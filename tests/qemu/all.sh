@@ -18,6 +18,42 @@ run mmap3_stress ./mmap3_stress
 cat /sys/kernel/debug/mmap3/stats
 run mmap3_lifecycle ./mmap3_lifecycle
 
+# The module as dkms built and installed it (scripts/dkms-test.sh), in place
+# of the one above: it loads with a parameter, has dkms.conf's version, and
+# serves an mmap3 event; then the module above is loaded again.
+dkms_module() {
+	n=0 rc=0
+	tap() {
+		n=$((n + 1))
+		if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; rc=1; fi
+	}
+	echo "TAP version 13"
+	if [ ! -f /tests/mmap3-dkms.ko ]; then
+		echo "1..1"
+		echo "ok 1 dkms module # SKIP no /tests/mmap3-dkms.ko (scripts/dkms-test.sh)"
+		return 4
+	fi
+	echo "1..6"
+	rmmod mmap3
+	tap $? "rmmod mmap3 (the module of scripts/module.sh)"
+	insmod /tests/mmap3-dkms.ko cache_entries=64
+	tap $? "insmod mmap3-dkms.ko cache_entries=64"
+	[ -d /sys/module/mmap3 ] &&
+		[ "$(cat /sys/module/mmap3/version)" = "$(cat /tests/mmap3-dkms.version)" ]
+	tap $? "/sys/module/mmap3/version is dkms.conf's $(cat /tests/mmap3-dkms.version)"
+	[ "$(cat /sys/module/mmap3/parameters/cache_entries)" = 64 ] &&
+		grep -qx 'capacity 64' /sys/kernel/debug/mmap3/stats
+	tap $? "cache_entries=64 in /sys/module/mmap3/parameters and in the stats"
+	out=$(./mmap3_records -r records.same_fields_as_mmap2 2>&1)
+	printf '%s\n' "$out" | grep -qx 'ok 1 records.same_fields_as_mmap2'
+	tap $? "an mmap3 event opens and records a mapping (mmap3_records -r records.same_fields_as_mmap2)"
+	[ "$rc" = 0 ] || printf '%s\n' "$out" | sed 's/^/# /'
+	rmmod mmap3 && insmod /tests/mmap3.ko && [ -d /sys/module/mmap3 ]
+	tap $? "rmmod mmap3-dkms, insmod mmap3.ko again"
+	return $rc
+}
+run mmap3_dkms dkms_module
+
 # The debug kernel: anything leaked so far is reported on the console.
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
