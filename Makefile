@@ -31,7 +31,7 @@ test:
 	scripts/test.sh
 
 test-debug:
-	MMAP3_KERNEL=debug scripts/test.sh
+	MMAP3_KERNEL=debug MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
 
 kernel:
 	scripts/kernel.sh

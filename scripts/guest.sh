@@ -12,13 +12,12 @@ script=${1:?usage: scripts/guest.sh all.sh|demo.sh}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
-log "building the selftests, the demo and the fixtures"
+log "building the selftests, their fixtures and the demo"
 make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 	KSFT_DIR="$KSRC/tools/testing/selftests" \
 	KHDR_INCLUDES="-isystem $KOBJ/usr/include" >&2
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
-"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # The dkms-built module, unless it is older than the kernel (a stale build).

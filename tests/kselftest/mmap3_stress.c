@@ -92,13 +92,13 @@ static void *mutator(void *arg)
 		void *p;
 
 		/* Rewritten in place, and truncated to random sizes. */
-		copy_over(i++ % 2 ? FIXTURES_WARM "/rewrite.new" : FIXTURES_WARM "/rewrite.elf",
+		copy_over(fixture_path(fixtures_warm(), i++ % 2 ? "rewrite.new" : "rewrite.elf"),
 			  "/tmp/stress-rewrite.elf", 65536);
-		copy_over(FIXTURES_WARM "/bid20.elf", "/tmp/stress-trunc.elf",
+		copy_over(fixture_path(fixtures_warm(), "bid20.elf"), "/tmp/stress-trunc.elf",
 			  rand_r(&seed) % 16384);
 		/* Deleted while mapped. */
 		snprintf(path, sizeof(path), "/tmp/stress-deleted-%d.elf", i);
-		copy_over(FIXTURES_WARM "/bid16.elf", path, 16384);
+		copy_over(fixture_path(fixtures_warm(), "bid16.elf"), path, 16384);
 		fd = open(path, O_RDONLY);
 		unlink(path);
 		p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
@@ -170,11 +170,11 @@ static int setup_files(void)
 	ssize_t n;
 
 	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
-		add_file(FIXTURES_WARM "/%s", names[i]);
-		add_file(FIXTURES_COLD "/%s", names[i]);
+		add_file("%s", fixture_path(fixtures_warm(), names[i]));
+		add_file("%s", fixture_path(fixtures_cold(), names[i]));
 	}
-	copy_over(FIXTURES_WARM "/rewrite.elf", "/tmp/stress-rewrite.elf", 65536);
-	copy_over(FIXTURES_WARM "/bid20.elf", "/tmp/stress-trunc.elf", 16384);
+	copy_over(fixture_path(fixtures_warm(), "rewrite.elf"), "/tmp/stress-rewrite.elf", 65536);
+	copy_over(fixture_path(fixtures_warm(), "bid20.elf"), "/tmp/stress-trunc.elf", 16384);
 	add_file("%s", "/tmp/stress-rewrite.elf");
 	add_file("%s", "/tmp/stress-trunc.elf");
 	add_file("%s", "/dev/zero");
@@ -182,7 +182,7 @@ static int setup_files(void)
 		return -1;
 	add_file("%s", "/tmp/stress-fifo");
 	/* Sparse, 4 GiB, its build-id note at the end (latenote.elf's layout). */
-	in = open(FIXTURES_WARM "/latenote.elf", O_RDONLY);
+	in = open(fixture_path(fixtures_warm(), "latenote.elf"), O_RDONLY);
 	out = open("/tmp/stress-sparse.elf", O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	n = read(in, buf, sizeof(buf));
 	if (n <= 0 || write(out, buf, n) != n || ftruncate(out, 4ULL << 30))
@@ -211,7 +211,7 @@ static void tally(const struct perf_event_header *h, void *ctx)
 
 TEST(stress)
 {
-	int seconds = atoi(getenv("MMAP3_STRESS_SECONDS") ?: "20");
+	int seconds = atoi(getenv("MMAP3_STRESS_SECONDS") ?: "");
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd;
 	struct tally t = { 0 };
 	struct ring ring[64];
@@ -220,6 +220,8 @@ TEST(stress)
 	uint64_t lost = 0;
 	time_t end;
 
+	if (seconds <= 0)
+		seconds = 20;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);
 

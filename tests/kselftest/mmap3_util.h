@@ -171,13 +171,39 @@ static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
 	return hex[0] ? -1 : n;
 }
 
-#define FIXTURES_WARM	"/tests/fixtures"	/* initramfs: always cached */
-#define FIXTURES_COLD	"/mnt"			/* ext2 on a loop device */
+/*
+ * The fixtures (fixtures.py's output): $MMAP3_FIXTURES, else ./fixtures
+ * (where `make` in this directory puts them), else /tests/fixtures (the
+ * project's QEMU guest). The cold copy, on a block device whose page cache
+ * the tests drop: $MMAP3_COLD_FIXTURES, else /mnt (the guest's ext2 disk).
+ */
+static inline const char *fixtures_warm(void)
+{
+	if (getenv("MMAP3_FIXTURES"))
+		return getenv("MMAP3_FIXTURES");
+	return access("fixtures/MANIFEST", R_OK) ? "/tests/fixtures" : "fixtures";
+}
+
+static inline const char *fixtures_cold(void)
+{
+	return getenv("MMAP3_COLD_FIXTURES") ?: "/mnt";
+}
+
+/* @dir/@name in a static buffer (one of four, used in turn). */
+static inline const char *fixture_path(const char *dir, const char *name)
+{
+	static char bufs[4][256];
+	static int next;
+	char *buf = bufs[next++ % 4];
+
+	snprintf(buf, sizeof(bufs[0]), "%s/%s", dir, name);
+	return buf;
+}
 
 /*
- * Looks up @name (a file name without directory) in the manifest the
- * fixture builder wrote from the build-ids it linked the files with; the
- * file is @dir/@name (@dir: FIXTURES_WARM or FIXTURES_COLD).
+ * Looks up @name (a file name without directory) in the MANIFEST that
+ * fixtures.py wrote from the build-ids it linked the files with; the file
+ * is @dir/@name (@dir: fixtures_warm() or fixtures_cold()) and must exist.
  */
 static inline int fixture_get_in(const char *dir, const char *name,
 				 struct fixture *f)
@@ -186,7 +212,7 @@ static inline int fixture_get_in(const char *dir, const char *name,
 	FILE *fp;
 	int ret = -1;
 
-	snprintf(path, sizeof(path), "%s/MANIFEST", FIXTURES_WARM);
+	snprintf(path, sizeof(path), "%s/MANIFEST", fixtures_warm());
 	fp = fopen(path, "r");
 	if (!fp)
 		return -1;
@@ -198,7 +224,7 @@ static inline int fixture_get_in(const char *dir, const char *name,
 		snprintf(f->status, sizeof(f->status), "%s", status);
 		f->build_id_size = strcmp(bid, "none") ?
 			hex_to_bytes(bid, f->build_id, BUILD_ID_SIZE_MAX) : 0;
-		ret = f->build_id_size < 0 ? -1 : 0;
+		ret = f->build_id_size < 0 || access(f->path, F_OK) ? -1 : 0;
 		break;
 	}
 	fclose(fp);
@@ -216,7 +242,7 @@ static inline void build_id_hex(const uint8_t *id, int size, char *out)
 
 static inline int fixture_get(const char *name, struct fixture *f)
 {
-	return fixture_get_in(FIXTURES_WARM, name, f);
+	return fixture_get_in(fixtures_warm(), name, f);
 }
 
 /* The status names of DESIGN.md, indexed by value. */
@@ -247,7 +273,7 @@ static inline int mmap3_open(int mmap_data, int inherit)
 	return sys_perf_event_open(&attr, 0, -1, -1, 0);
 }
 
-/* Drops the page cache, so that files on FIXTURES_COLD are read from disk. */
+/* Drops the page cache, so that files on fixtures_cold() are read from disk. */
 static inline int drop_caches(void)
 {
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
