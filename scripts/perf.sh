@@ -96,8 +96,9 @@ while read -r lib; do
 	/*) cp -L "$lib" "$guest/lib/" && libs+=("${lib##*/}") ;;
 	esac
 done < <(ldd "$out/perf" | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }')
-for t in "$src"/tools/perf/tests/shell/record_mmap3.sh; do
-	cp "$t" "$guest/tests/"
+for t in record_mmap3.sh; do
+	t=$src/tools/perf/tests/shell/$t
+	[ ! -f "$t" ] || cp "$t" "$guest/tests/"
 done
 log "guest copy in $guest: perf, lib/ (${libs[*]}), tests/ ($(ls "$guest/tests" | tr '\n' ' '))"
 echo "$key" >"$out/.mmap3-key"
