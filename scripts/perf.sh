@@ -70,6 +70,8 @@ else
 fi
 
 mkdir -p "$out"
+# Relink in any case: make does not notice a change of LDFLAGS alone.
+rm -f "$out/perf"
 log "building perf from $src into $out (-j$JOBS, about a minute the first time)"
 start=$SECONDS
 # RUNPATH $ORIGIN/lib: the guest copy finds its libraries next to it. The

@@ -42,7 +42,13 @@ no_module() {
 # on a recording of perf itself.
 with_module() {
 	data=/tmp/perf-mmap3.data
-	perf record --mmap3 -e task-clock -o "$data" -- perf test -w noploop 1 >/dev/null 2>&1 || return 1
+	if ! perf record --mmap3 -e task-clock -o "$data" -- perf test -w noploop 1 \
+		>/tmp/perf-record.out 2>&1; then
+		# e.g. "Failed to create wakeup eventfd": CONFIG_EVENTFD is off.
+		sed 's/^/# /' /tmp/perf-record.out
+		return 1
+	fi
+	perf script -i "$data" --show-mmap-events 2>/dev/null | grep PERF_RECORD_MMAP3 | sed 's/^/# /'
 	bid=$(perf buildid-list -i /tests/perf/perf)
 	perf buildid-list -i "$data" --with-hits | sed 's/^/# /'
 	perf buildid-list -i "$data" --with-hits | grep -q "^$bid " || return 1
