@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the PERF_RECORD_MMAP2 records of a perf.data file into MMAP3 ones.
+
+    tests/perf/mmap3-perf-data.py [--keep-mmap2] IN OUT
+
+Without the kernel module nothing writes PERF_RECORD_MMAP3 (type 23) into
+a perf.data file, so this makes one for testing the perf tools: each MMAP2
+record of IN becomes the MMAP3 record that the mmap3 module would have
+written for the same mapping (same fields, same sample_id), with the
+build-id and the status read from the file the record names, or taken from
+the record when it was written with --buildid-mmap. With --keep-mmap2 the
+MMAP2 record is kept, followed by the MMAP3 one.
+
+Only the data section changes size: the feature sections that follow it
+are moved and their offsets in the header adjusted. Files in pipe mode,
+of the other endianness, or with compressed records (record -z) are
+refused.
+"""
+import argparse
+import os
+import stat
+import struct
+import sys
+
+PERF_RECORD_MMAP2 = 10
+PERF_RECORD_MMAP3 = 23
+PERF_RECORD_COMPRESSED = 81
+PERF_RECORD_MISC_MMAP_BUILD_ID = 1 << 14
+
+# enum perf_mmap3_build_id_status
+FOUND, NO_FILE, NOT_ELF, NO_BUILD_ID, MALFORMED, IO_ERROR, SKIPPED = range(1, 8)
+STATUS_NAMES = {FOUND: "FOUND", NO_FILE: "NO_FILE", NOT_ELF: "NOT_ELF",
+                NO_BUILD_ID: "NO_BUILD_ID", MALFORMED: "MALFORMED",
+                IO_ERROR: "IO_ERROR", SKIPPED: "SKIPPED"}
+
+HEADER = struct.Struct("<8sQQ QQ QQ QQ 32s")  # struct perf_file_header
+MMAP2_FIXED = struct.Struct("<IHH II QQQ IIQQ II")  # 72 bytes
+MMAP3_FIXED = struct.Struct("<IHH II QQQ IIQQ II BBH20s")  # 96 bytes
+assert MMAP2_FIXED.size == 72 and MMAP3_FIXED.size == 96
+
+
+def elf_build_id(path):
+    """(status, build-id bytes) of the ELF file at path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return IO_ERROR, b""
+    if not stat.S_ISREG(st.st_mode):
+        return SKIPPED, b""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return IO_ERROR, b""
+    if data[:4] != b"\x7fELF":
+        return NOT_ELF, b""
+    try:
+        cls, enc = data[4], data[5]
+        if cls not in (1, 2) or enc not in (1, 2):
+            return MALFORMED, b""
+        e = "<" if enc == 1 else ">"
+        if cls == 2:
+            phoff, shoff = struct.unpack_from(e + "QQ", data, 0x20)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", data, 0x36)
+        else:
+            phoff, shoff = struct.unpack_from(e + "II", data, 0x1c)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from(e + "HHHH", data, 0x2a)
+        notes = []
+        for i in range(phnum):
+            off = phoff + i * phentsize
+            if cls == 2:
+                p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(e + "IIQQQQ", data, off)
+            else:
+                p_type, p_offset, _, _, p_filesz = struct.unpack_from(e + "IIIII", data, off)
+            if p_type == 4:  # PT_NOTE
+                notes.append((p_offset, p_filesz))
+        if not notes:
+            for i in range(shnum):
+                off = shoff + i * shentsize
+                if cls == 2:
+                    sh_type, = struct.unpack_from(e + "I", data, off + 4)
+                    sh_offset, sh_size = struct.unpack_from(e + "QQ", data, off + 24)
+                else:
+                    sh_type, = struct.unpack_from(e + "I", data, off + 4)
+                    sh_offset, sh_size = struct.unpack_from(e + "II", data, off + 16)
+                if sh_type == 7:  # SHT_NOTE
+                    notes.append((sh_offset, sh_size))
+        for off, size in notes:
+            end = off + size
+            if end > len(data):
+                return MALFORMED, b""
+            while off + 12 <= end:
+                namesz, descsz, n_type = struct.unpack_from(e + "III", data, off)
+                name_off = off + 12
+                desc_off = name_off + ((namesz + 3) & ~3)
+                nxt = desc_off + ((descsz + 3) & ~3)
+                if nxt > end:
+                    return MALFORMED, b""
+                if n_type == 3 and data[name_off:name_off + namesz] == b"GNU\0":
+                    if descsz == 0 or descsz > 20:
+                        return MALFORMED, b""
+                    return FOUND, data[desc_off:desc_off + descsz]
+                off = nxt
+    except struct.error:
+        return MALFORMED, b""
+    return NO_BUILD_ID, b""
+
+
+def build_id_of(filename, cache={}):
+    if not filename.startswith("/") or filename in ("//anon",) or \
+            filename.startswith(("/dev/zero", "/anon_hugepage", "/SYSV")):
+        return NO_FILE, b""
+    if filename not in cache:
+        cache[filename] = elf_build_id(filename)
+    return cache[filename]
+
+
+def mmap2_to_mmap3(rec):
+    (typ, misc, size, pid, tid, start, length, pgoff,
+     maj, mnr, ino, ino_gen, prot, flags) = MMAP2_FIXED.unpack_from(rec)
+    end = rec.index(b"\0", 72)
+    filename = rec[72:end].decode("utf-8", "surrogateescape")
+    padded = (end + 1 - 72 + 7) & ~7
+    tail = rec[72 + padded:]  # the sample_id, if any
+    if misc & PERF_RECORD_MISC_MMAP_BUILD_ID:
+        # --buildid-mmap: the build-id replaced maj, min, ino, ino_generation.
+        bid_size = rec[40]
+        status, bid = FOUND, rec[44:44 + bid_size]
+        maj = mnr = ino = ino_gen = 0
+        misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID
+    else:
+        status, bid = build_id_of(filename)
+    name = rec[72:72 + padded]
+    out = MMAP3_FIXED.pack(PERF_RECORD_MMAP3, misc, 96 + padded + len(tail),
+                           pid, tid, start, length, pgoff, maj, mnr, ino, ino_gen,
+                           prot, flags, len(bid), status, 0, bid.ljust(20, b"\0"))
+    return out + name + tail, filename, status, bid
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keep-mmap2", action="store_true",
+                    help="keep each MMAP2 record before its MMAP3 copy")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("input")
+    ap.add_argument("output")
+    args = ap.parse_args()
+
+    with open(args.input, "rb") as f:
+        buf = f.read()
+    (magic, hdr_size, attr_size, attrs_off, attrs_size, data_off, data_size,
+     et_off, et_size, features) = HEADER.unpack_from(buf)
+    if magic != b"PERFILE2":
+        sys.exit(f"{args.input}: not a little-endian perf.data file (pipe mode is not supported)")
+
+    data = buf[data_off:data_off + data_size]
+    out = bytearray()
+    pos = converted = 0
+    while pos + 8 <= len(data):
+        typ, misc, size = struct.unpack_from("<IHH", data, pos)
+        if size < 8 or pos + size > len(data):
+            sys.exit(f"{args.input}: bad record at data offset {pos}")
+        rec = data[pos:pos + size]
+        if typ == PERF_RECORD_COMPRESSED:
+            sys.exit(f"{args.input}: compressed records (perf record -z) are not supported")
+        if typ == PERF_RECORD_MMAP2:
+            if args.keep_mmap2:
+                out += rec
+            rec, filename, status, bid = mmap2_to_mmap3(rec)
+            converted += 1
+            if args.verbose:
+                print(f"MMAP3 {STATUS_NAMES[status]:12} {bid.hex() or '-':40} {filename}")
+        out += rec
+        pos += size
+
+    delta = len(out) - data_size
+    # Feature sections: one perf_file_section per bit set in adds_features,
+    # right after the data; every offset past the data moves by delta.
+    nfeat = bin(int.from_bytes(features, "little")).count("1")
+    rest = bytearray(buf[data_off + data_size:])
+    for i in range(nfeat):
+        off, size = struct.unpack_from("<QQ", rest, i * 16)
+        if off >= data_off + data_size:
+            off += delta
+        struct.pack_into("<QQ", rest, i * 16, off, size)
+    head = bytearray(buf[:data_off])
+    struct.pack_into("<QQ", head, 40, data_off, len(out))  # header.data
+    if et_size and et_off >= data_off + data_size:
+        struct.pack_into("<Q", head, 56, et_off + delta)  # header.event_types
+    with open(args.output, "wb") as f:
+        f.write(head + out + rest)
+    print(f"{args.output}: {converted} MMAP2 records turned into MMAP3"
+          f"{' (MMAP2 kept)' if args.keep_mmap2 else ''}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# How perf reads a perf.data file with PERF_RECORD_MMAP3 records, on the host:
+# the patched perf must use them, an unpatched one (built from mmap3-base)
+# must not crash, and must say why it stops.
+#
+#   tests/perf/old-perf.sh
+#
+# Builds both perfs (scripts/perf.sh, cached), records 'perf test -w noploop'
+# with the patched perf (a plain record: the host kernel has no MMAP3), turns
+# its MMAP2 records into MMAP3 ones (tests/perf/mmap3-perf-data.py), runs
+# both perfs on the result, and checks that 'perf inject -B' of the patched
+# perf makes a file the unpatched one reads. Prints TAP; exits 1 when a
+# check fails, 4 (skip) when this host cannot record.
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+"$MMAP3_ROOT/scripts/perf.sh"
+MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
+new=$(readlink -f "$MMAP3_CACHE/perf-build/perf")
+old=$(readlink -f "$MMAP3_CACHE/perf-upstream/perf")
+
+tmp=$(mktemp -d /tmp/mmap3-old-perf.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+# Keep the user's build-id cache out of it.
+export HOME=$tmp/home
+mkdir -p "$HOME"
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# run NAME PERF ARGS...: run perf, keep its output in $tmp/NAME.out, its
+# exit code in $tmp/NAME.rc; never fails.
+run() {
+	local name=$1
+	shift
+	set +e
+	"$@" >"$tmp/$name.out" 2>&1
+	echo $? >"$tmp/$name.rc"
+	set -e
+}
+rc() { cat "$tmp/$1.rc"; }
+# no_crash NAME: not killed by a signal (exit 129..159 from the shell; perf
+# itself exits 255 for -1) and no sanitizer or abort text.
+no_crash() {
+	local r
+	r=$(rc "$1")
+	{ [ "$r" -le 128 ] || [ "$r" -ge 160 ]; } &&
+		! grep -qE 'Segmentation fault|Aborted|core dumped|AddressSanitizer|perf: Segmentation' "$tmp/$1.out"
+}
+says_unknown() { grep -q 'Found [0-9]* unknown events' "$tmp/$1.out"; }
+
+echo "TAP version 13"
+log "recording 'perf test -w noploop 1' with $new"
+if ! "$new" record -e task-clock -o "$tmp/mmap2.data" -- "$new" test -w noploop 1 \
+	>"$tmp/record.out" 2>&1; then
+	sed 's/^/# /' "$tmp/record.out" | head -5
+	echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+	exit 4
+fi
+"$MMAP3_ROOT/tests/perf/mmap3-perf-data.py" -v "$tmp/mmap2.data" "$tmp/mmap3.data" |
+	sed 's/^/# /'
+bid=$("$new" buildid-list -i "$new")
+echo "# build-id of $new: $bid"
+
+# The patched perf.
+run new-script "$new" script -i "$tmp/mmap3.data" --show-mmap-events
+check "patched perf script shows the MMAP3 record of perf with its build-id" \
+	grep -qE "PERF_RECORD_MMAP3 .*<$bid> FOUND\]: r-xp $new\$" "$tmp/new-script.out"
+check "patched perf script resolves samples through MMAP3 maps" \
+	grep -q 'noploop' "$tmp/new-script.out"
+run new-report "$new" report -i "$tmp/mmap3.data" --stdio --sort sym
+check "patched perf report: noploop is the top symbol, exit 0" \
+	eval '[ "$(rc new-report)" = 0 ] && grep -v "^#" "$tmp/new-report.out" | grep -m1 "%" | grep -q noploop'
+run new-buildids "$new" buildid-list -i "$tmp/mmap3.data" --with-hits
+check "patched perf buildid-list lists the build-id of perf" \
+	grep -q "^$bid $new\$" "$tmp/new-buildids.out"
+
+# The unpatched perf.
+for cmd in script report inject buildid-list; do
+	case $cmd in
+	script) args=(script -i "$tmp/mmap3.data" --show-mmap-events) ;;
+	report) args=(report -i "$tmp/mmap3.data" --stdio --sort sym) ;;
+	inject) args=(inject -i "$tmp/mmap3.data" -o "$tmp/old-inject.data") ;;
+	buildid-list) args=(buildid-list -i "$tmp/mmap3.data" --with-hits) ;;
+	esac
+	run "old-$cmd" "$old" "${args[@]}"
+	check "unpatched perf $cmd does not crash (exit $(rc "old-$cmd"))" no_crash "old-$cmd"
+	check "unpatched perf $cmd says it found an unknown event" says_unknown "old-$cmd"
+	grep -E 'unknown events|failed to process|Error|^0x' "$tmp/old-$cmd.out" | head -3 | sed 's/^/#   /'
+done
+check "unpatched perf report shows no samples (it stops at the first MMAP3 record)" \
+	eval '! grep -v "^#" "$tmp/old-report.out" | grep -q "%"'
+
+# The way out for an old perf: let the patched one rewrite the file.
+run new-inject "$new" inject -B -i "$tmp/mmap3.data" -o "$tmp/legacy.data"
+check "patched perf inject -B writes a file without MMAP3 records" \
+	eval '[ "$(rc new-inject)" = 0 ] && ! "$new" script -i "$tmp/legacy.data" --show-mmap-events | grep -q PERF_RECORD_MMAP3'
+run old-legacy "$old" report -i "$tmp/legacy.data" --stdio --sort sym
+check "unpatched perf report reads it: noploop is the top symbol" \
+	eval '[ "$(rc old-legacy)" = 0 ] && grep -v "^#" "$tmp/old-legacy.out" | grep -m1 "%" | grep -q noploop'
+
+echo "1..$n"
+[ "$failed" = 0 ]
