@@ -22,3 +22,38 @@ demo dynamic /mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf
 # A mapping made without reading the file first, and a note past the first
 # page: MMAP2's no-fault parser gives up, MMAP3 reads.
 demo mmap-only --map /mnt/bid20.elf /mnt/latenote.elf
+
+# perf: a program whose build-id note sits past its first page, on the cold
+# disk, recorded once with --mmap3 and once with upstream's --buildid-mmap;
+# then the binary is overwritten, and perf must still name the right one.
+[ -x perf/perf ] || exit 0
+export PATH=/tests/perf:$PATH HOME=/tmp/perf-home
+mkdir -p "$HOME"
+bin=/mnt/latenote.elf
+want=$(sed -n 's/^latenote.elf \([0-9a-f]*\) .*/\1/p' fixtures/MANIFEST)
+echo "mmap3-test: begin perf"
+for mode in mmap3 buildid-mmap; do
+	echo 3 >/proc/sys/vm/drop_caches
+	perf record -q --"$mode" -e task-clock -o "/tmp/$mode.data" -- "$bin" 2>&1 |
+		grep -v 'Captured and wrote'
+done
+cat fixtures/bid16.elf >"$bin"	# replaced in place after the recordings
+echo
+echo "\$ perf script --show-mmap-events | grep $bin"
+for mode in mmap3 buildid-mmap; do
+	echo "[perf record --$mode]"
+	perf script -i "/tmp/$mode.data" --show-mmap-events 2>/dev/null | grep -F "$bin" | sed 's/^ *//'
+done
+echo
+echo "\$ perf report --sort dso,sym (after $bin was overwritten)"
+for mode in mmap3 buildid-mmap; do
+	echo "[perf record --$mode]"
+	perf report -i "/tmp/$mode.data" --stdio --sort dso,sym 2>/dev/null | grep '%' | head -3
+done
+echo
+printf '%-24s %-42s %-42s %s\n' "binary" "readelf -n (host)" "perf --mmap3" "perf --buildid-mmap"
+got3=$(perf buildid-list -i /tmp/mmap3.data --with-hits 2>/dev/null | awk -v b="$bin" '$2 == b { print $1 }')
+got2=$(perf buildid-list -i /tmp/buildid-mmap.data --with-hits 2>/dev/null | awk -v b="$bin" '$2 == b { print $1 }')
+printf '%-24s %-42s %-42s %s\n' "$bin" "$want" "${got3:--}" "${got2:--}"
+[ "$got3" = "$want" ]
+echo "mmap3-test: end perf rc=$?"

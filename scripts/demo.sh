@@ -8,6 +8,7 @@
 
 "$MMAP3_ROOT/scripts/kernel.sh"
 "$MMAP3_ROOT/scripts/module.sh"
+"$MMAP3_ROOT/scripts/perf.sh"
 read -r _ failed _ < <("$MMAP3_ROOT/scripts/guest.sh" demo.sh 300 | tail -n 1)
 echo
 grep -v '^mmap3-' "$MMAP3_CACHE/logs/latest/tests.log" | tr -d '\r'

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Stage what the guest runs in $MMAP3_WORK/guest (the selftests, the
 # demo program, the fixtures and their MANIFEST, the module, the guest
-# scripts, and the module as dkms built it when there is one), then boot it
+# scripts, perf (scripts/perf.sh) and the module as dkms built it when there
+# are), then boot it
 # with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
 # (scripts/kernel.sh, scripts/module.sh; scripts/dkms-test.sh for the
 # dkms-built one).
@@ -20,6 +21,11 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
+# perf with the MMAP3 series, and its guest script (scripts/perf.sh).
+if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
+	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"
+	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
+fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
 dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
 if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then

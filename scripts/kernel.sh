@@ -4,7 +4,8 @@
 # the variant, see scripts/lib.sh):
 #   1. unpack Debian's linux-source-6.12 into $KSRC and make it a git
 #      repository whose first commit is tagged mmap3-base;
-#   2. apply patches/*.patch with git am on branch mmap3;
+#   2. apply patches/*.patch, then patches/perf/*.patch (the perf tool
+#      series), with git am on branch mmap3;
 #   3. configure O=$KOBJ from tinyconfig + the variant's fragments, LLVM=1;
 #   4. build bzImage and modules.
 # Each step is skipped when its inputs have not changed (the stamp files hold
@@ -36,7 +37,7 @@ fi
 # 2. Apply the series.
 shopt -s nullglob
 patches=()
-for p in "$MMAP3_ROOT"/patches/*.patch; do
+for p in "$MMAP3_ROOT"/patches/*.patch "$MMAP3_ROOT"/patches/perf/*.patch; do
 	case "$p" in */0000-cover-letter.patch) ;; *) patches+=("$p") ;; esac
 done
 phash=$(hash_of "${patches[@]}" /dev/null)

@@ -28,7 +28,6 @@ PERF_MAKE_FLAGS=(
 	NO_LZMA=1 NO_CAPSTONE=1 NO_LIBAUDIT=1 NO_SDT=1 NO_SHELLCHECK=1
 	NO_JEVENTS=1
 )
-APT_PKGS=(make gcc libc6-dev flex bison libelf-dev zlib1g-dev)
 
 shopt -s nullglob
 case "$MMAP3_KERNEL" in
@@ -49,12 +48,7 @@ if [ "$(cat "$out/.mmap3-key" 2>/dev/null)" = "$key" ] && [ -x "$out/perf" ]; th
 	exit 0
 fi
 
-missing=()
-for p in "${APT_PKGS[@]}"; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
-		missing+=("$p")
-done
-[ ${#missing[@]} = 0 ] || die "perf needs these Debian packages: ${missing[*]} (apt-get install ${missing[*]})"
+"$MMAP3_ROOT/scripts/deps.sh"
 
 if [ "$MMAP3_KERNEL" = upstream ]; then
 	if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,9 +180,14 @@ static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
  */
 static inline const char *fixtures_warm(void)
 {
+	static char here[PATH_MAX];
+
 	if (getenv("MMAP3_FIXTURES"))
 		return getenv("MMAP3_FIXTURES");
-	return access("fixtures/MANIFEST", R_OK) ? "/tests/fixtures" : "fixtures";
+	/* Absolute, as the kernel reports file names. */
+	if (!here[0] && (access("fixtures/MANIFEST", R_OK) || !realpath("fixtures", here)))
+		snprintf(here, sizeof(here), "/tests/fixtures");
+	return here;
 }
 
 static inline const char *fixtures_cold(void)

@@ -12,7 +12,10 @@ run() {
 # The patched kernel alone: the ABI without a provider.
 run mmap3_abi ./mmap3_abi
 
-insmod /tests/mmap3.ko
+# perf record --mmap3 without, then with the module (it loads it).
+[ -f perf.sh ] && . ./perf.sh
+
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
 run mmap3_records ./mmap3_records
 MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
 export MMAP3_STRESS_SECONDS
