@@ -23,21 +23,22 @@ demo dynamic /mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf
 # page: MMAP2's no-fault parser gives up, MMAP3 reads.
 demo mmap-only --map /mnt/bid20.elf /mnt/latenote.elf
 
-# perf: a program whose build-id note sits past its first page, on the cold
-# disk, recorded once with --mmap3 and once with upstream's --buildid-mmap;
-# then the binary is overwritten, and perf must still name the right one.
+# perf: a program whose build-id note sits 2 MiB into the file (past the
+# readahead of exec's header read), on the cold disk, recorded once with
+# --mmap3 and once with upstream's --buildid-mmap; then the binary is
+# overwritten with another program, and perf must still name the right one.
 [ -x perf/perf ] || exit 0
 export PATH=/tests/perf:$PATH HOME=/tmp/perf-home
 mkdir -p "$HOME"
-bin=/mnt/latenote.elf
-want=$(sed -n 's/^latenote.elf \([0-9a-f]*\) .*/\1/p' fixtures/MANIFEST)
+bin=/mnt/farnote.elf
+want=$(sed -n 's/^farnote.elf \([0-9a-f]*\) .*/\1/p' fixtures/MANIFEST)
 echo "mmap3-test: begin perf"
 for mode in mmap3 buildid-mmap; do
 	echo 3 >/proc/sys/vm/drop_caches
-	perf record -q --"$mode" -e task-clock -o "/tmp/$mode.data" -- "$bin" 2>&1 |
-		grep -v 'Captured and wrote'
+	perf record --"$mode" -e task-clock -o "/tmp/$mode.data" -- "$bin" 2>&1 |
+		grep -v 'Captured and wrote\|Woken up'
 done
-cat fixtures/bid16.elf >"$bin"	# replaced in place after the recordings
+cat fixtures/dynamic.elf >"$bin"	# replaced in place after the recordings
 echo
 echo "\$ perf script --show-mmap-events | grep $bin"
 for mode in mmap3 buildid-mmap; do

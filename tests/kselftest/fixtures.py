@@ -159,9 +159,20 @@ def main():
     late = move_note_to_end(base, late_id)
     with open(os.path.join(out, "latenote.elf"), "wb") as f:
         f.write(late)
+    os.chmod(os.path.join(out, "latenote.elf"), 0o755)    # it runs, too
     if readelf_build_id(os.path.join(out, "latenote.elf")) != late_id:
         die("latenote.elf: readelf -n does not find the moved note")
     add("latenote.elf", late_id, "FOUND")
+
+    # The same, 2 MiB out: beyond the readahead that exec's read of the ELF
+    # header triggers, so the note is not in the page cache after exec.
+    far_id = os.urandom(20)
+    with open(os.path.join(out, "farnote.elf"), "wb") as f:
+        f.write(move_note_to_end(base, far_id, at=2 << 20))
+    os.chmod(os.path.join(out, "farnote.elf"), 0o755)
+    if readelf_build_id(os.path.join(out, "farnote.elf")) != far_id:
+        die("farnote.elf: readelf -n does not find the moved note")
+    add("farnote.elf", far_id, "FOUND")
 
     with open(os.path.join(out, "notelf.txt"), "w") as f:
         f.write("This is not an ELF file.\n" * 200)

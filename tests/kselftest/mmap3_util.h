@@ -151,7 +151,7 @@ static inline int ring_drain(struct ring *r,
 
 /* One line of the fixture manifest: <file> <build-id hex | none> <status>. */
 struct fixture {
-	char path[256];
+	char path[PATH_MAX + 256];
 	uint8_t build_id[BUILD_ID_SIZE_MAX];
 	int build_id_size;
 	char status[32];
