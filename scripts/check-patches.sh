@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make check-patches`: the series as a maintainer would check it.
-#   1. scripts/checkpatch.pl --strict on every patch (any ERROR, WARNING or
-#      CHECK fails);
-#   2. git am of patches/ onto a clean worktree of mmap3-base, building the
-#      kernel (same config as the test kernel, LLVM=1) after each patch.
+# `make check-patches`: both series as a maintainer would check them.
+#   1. scripts/checkpatch.pl --strict on every patch: any ERROR, WARNING or
+#      CHECK fails the kernel series; the perf series fails on an ERROR (its
+#      cover letter justifies the warnings it keeps);
+#   2. git am of patches/, then patches/perf/, onto a clean worktree of
+#      mmap3-base, building the kernel (same config as the test kernel,
+#      LLVM=1) after each kernel patch and perf after each perf patch.
 # The build directory is kept in the cache, so a second run is incremental.
 . "$(dirname "$0")/lib.sh"
 
 "$MMAP3_ROOT/scripts/kernel.sh"	# the tree, the base tag and the config
 
-patches=()
-for p in "$MMAP3_ROOT"/patches/*.patch; do
-	case "$p" in */0000-cover-letter.patch) ;; *) patches+=("$p") ;; esac
-done
+series() {
+	local p
+	for p in "$1"/*.patch; do
+		case "$p" in */0000-cover-letter.patch) ;; *) echo "$p" ;; esac
+	done
+}
+mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
+mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
+patches=("${kpatches[@]}" "${ppatches[@]}")
 
-log "checkpatch.pl --strict on ${#patches[@]} patches"
-"$KSRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types "${patches[@]}" ||
+log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches"
+"$KSRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types "${kpatches[@]}" ||
 	die "checkpatch.pl --strict reports problems (above)"
+log "checkpatch.pl --strict on ${#ppatches[@]} perf patches (errors fail)"
+out=$("$KSRC/scripts/checkpatch.pl" --strict --terse --no-tree --show-types "${ppatches[@]}" || true)
+printf '%s\n' "$out" | grep -E ':(ERROR|WARNING|CHECK):' >&2 || true
+if printf '%s\n' "$out" | grep -q ':ERROR:'; then
+	die "checkpatch.pl finds errors in the perf series"
+fi
 
 wt=$MMAP3_CACHE/check-patches/src
 obj=$MMAP3_CACHE/check-patches/build
 git -C "$KSRC" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
 git -C "$KSRC" worktree prune
-mkdir -p "$(dirname "$wt")" "$obj"
+mkdir -p "$(dirname "$wt")" "$obj/perf"
 git -C "$KSRC" worktree add -q --detach "$wt" mmap3-base
 cp "$KOBJ/.config" "$obj/.config"
 n=0
@@ -32,9 +45,15 @@ for p in "${patches[@]}"; do
 	git -C "$wt" -c user.name=mmap3 -c user.email=mmap3@localhost am -q "$p" ||
 		die "patch $n does not apply: $(basename "$p")"
 	log "[$n/${#patches[@]}] building with $(basename "$p")"
-	make -s -C "$wt" O="$obj" LLVM=1 -j"$JOBS" olddefconfig >/dev/null
-	make -s -C "$wt" O="$obj" LLVM=1 -j"$JOBS" bzImage modules 2>"$obj/build.log" ||
-		{ tail -20 "$obj/build.log" >&2; die "the kernel does not build with patch $n"; }
+	if [ "$n" -le "${#kpatches[@]}" ]; then
+		make -s -C "$wt" O="$obj" LLVM=1 -j"$JOBS" olddefconfig >/dev/null
+		make -s -C "$wt" O="$obj" LLVM=1 -j"$JOBS" bzImage modules 2>"$obj/build.log" ||
+			{ tail -20 "$obj/build.log" >&2; die "the kernel does not build with patch $n"; }
+	else
+		make -s -C "$wt/tools/perf" O="$obj/perf" -j"$JOBS" "${PERF_MAKE_FLAGS[@]}" \
+			>"$obj/perf-build.log" 2>&1 ||
+			{ tail -20 "$obj/perf-build.log" >&2; die "perf does not build with patch $n"; }
+	fi
 done
 git -C "$KSRC" worktree remove --force "$wt"
-log "all ${#patches[@]} patches apply to mmap3-base, build one by one, and pass checkpatch --strict"
+log "all ${#patches[@]} patches apply to mmap3-base and build one by one; checkpatch --strict: above"

@@ -33,6 +33,17 @@ esac
 # checkout, so that two checkouts can test side by side on one kernel.
 MMAP3_WORK=$MMAP3_CACHE/work/$(printf '%s' "$MMAP3_ROOT" | sha256sum | cut -c1-8)
 
+# perf without the optional libraries (python, perl, libtraceevent, libbpf,
+# libunwind, libdw, slang, libLLVM, ...): libelf and zlib only.
+PERF_MAKE_FLAGS=(
+	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBTRACEEVENT=1 NO_LIBLLVM=1 NO_LIBBPF=1
+	NO_JVMTI=1 NO_LIBUNWIND=1 NO_LIBDW_DWARF_UNWIND=1 NO_DWARF=1
+	NO_LIBDEBUGINFOD=1 NO_SLANG=1 NO_GTK2=1 NO_LIBBABELTRACE=1 NO_LIBNUMA=1
+	NO_LIBCAP=1 NO_LIBPFM4=1 NO_DEMANGLE=1 NO_LIBZSTD=1 NO_LIBCRYPTO=1
+	NO_LZMA=1 NO_CAPSTONE=1 NO_LIBAUDIT=1 NO_SDT=1 NO_SHELLCHECK=1
+	NO_JEVENTS=1
+)
+
 export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
 JOBS=${JOBS:-$(nproc)}
 

@@ -20,26 +20,18 @@
 # this script) have not changed since the last build.
 . "$(dirname "$0")/lib.sh"
 
-PERF_MAKE_FLAGS=(
-	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBTRACEEVENT=1 NO_LIBLLVM=1 NO_LIBBPF=1
-	NO_JVMTI=1 NO_LIBUNWIND=1 NO_LIBDW_DWARF_UNWIND=1 NO_DWARF=1
-	NO_LIBDEBUGINFOD=1 NO_SLANG=1 NO_GTK2=1 NO_LIBBABELTRACE=1 NO_LIBNUMA=1
-	NO_LIBCAP=1 NO_LIBPFM4=1 NO_DEMANGLE=1 NO_LIBZSTD=1 NO_LIBCRYPTO=1
-	NO_LZMA=1 NO_CAPSTONE=1 NO_LIBAUDIT=1 NO_SDT=1 NO_SHELLCHECK=1
-	NO_JEVENTS=1
-)
-
 shopt -s nullglob
 case "$MMAP3_KERNEL" in
 upstream)
 	src=$MMAP3_CACHE/linux-upstream
 	out=$MMAP3_CACHE/perf-upstream
-	inputs=("$0")
+	inputs=("$0" "$MMAP3_ROOT/scripts/lib.sh")
 	;;
 *)
 	src=$KSRC
 	out=$MMAP3_CACHE/perf-build
-	inputs=("$MMAP3_ROOT"/patches/*.patch "$MMAP3_ROOT"/patches/perf/*.patch "$0")
+	inputs=("$MMAP3_ROOT"/patches/*.patch "$MMAP3_ROOT"/patches/perf/*.patch "$0"
+		"$MMAP3_ROOT/scripts/lib.sh")
 	;;
 esac
 key=$(hash_of "${inputs[@]}")
