@@ -11,5 +11,5 @@
 "$MMAP3_ROOT/scripts/perf.sh"
 read -r _ failed _ < <("$MMAP3_ROOT/scripts/guest.sh" demo.sh 300 | tail -n 1)
 echo
-grep -v '^mmap3-' "$MMAP3_CACHE/logs/latest/tests.log" | tr -d '\r'
+grep -v '^mmap3-' "$(cat "$MMAP3_WORK/last-run")/tests.log" | tr -d '\r'
 [ "$failed" = 0 ]

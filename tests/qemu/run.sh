@@ -12,7 +12,7 @@
 # the kernel logs an oops, BUG, WARNING, lockdep, KASAN or kmemleak report,
 # or when the guest does not finish within TIMEOUT_SECONDS (default:
 # $MMAP3_TIMEOUT, else 900).
-# MMAP3_STRESS_SECONDS (default 10) goes to the guest for the stress test.
+# MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test.
 # Prints "<passed> <failed> <skipped>" as its last line on stdout.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
@@ -26,6 +26,7 @@ bzimage=$KOBJ/arch/x86/boot/bzImage
 logs=$MMAP3_CACHE/logs/$(date +%Y%m%d-%H%M%S)-${script%.sh}
 mkdir -p "$logs"
 ln -sfn "$logs" "$MMAP3_CACHE/logs/latest"
+echo "$logs" >"$MMAP3_WORK/last-run"	# this checkout's, whatever others run
 root=$logs/root
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,mnt,lib64,lib/x86_64-linux-gnu}
 cp /bin/busybox "$root/bin/busybox"
@@ -46,7 +47,7 @@ log "booting the guest ($accel) for $script; logs in $logs"
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 \
 	-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-10}" \
+	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5}" \
 	-display none -monitor none -no-reboot \
 	-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
 	</dev/null >"$logs/qemu.log" 2>&1
