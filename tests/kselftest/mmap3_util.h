@@ -198,7 +198,7 @@ static inline const char *fixtures_cold(void)
 /* @dir/@name in a static buffer (one of four, used in turn). */
 static inline const char *fixture_path(const char *dir, const char *name)
 {
-	static char bufs[4][256];
+	static char bufs[4][PATH_MAX + 256];
 	static int next;
 	char *buf = bufs[next++ % 4];
 
@@ -214,7 +214,7 @@ static inline const char *fixture_path(const char *dir, const char *name)
 static inline int fixture_get_in(const char *dir, const char *name,
 				 struct fixture *f)
 {
-	char path[512], line[512], file[256], bid[64], status[32];
+	char path[PATH_MAX + 16], line[512], file[256], bid[64], status[32];
 	FILE *fp;
 	int ret = -1;
 
