@@ -15,6 +15,7 @@
 #   make rust-analyzer  rust-project.json for editors, against KDIR (or, when
 #                       the running kernel has no build directory, the
 #                       kernel of make test)
+#   make bench          MMAP3 against MMAP2 and upstream build-ids, in QEMU
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -42,4 +43,7 @@ check-patches:
 rust-analyzer:
 	scripts/rust-analyzer.sh $(KDIR)
 
-.PHONY: modules clean demo test test-debug kernel check-patches rust-analyzer
+bench:
+	scripts/bench.sh
+
+.PHONY: modules clean demo test test-debug kernel check-patches rust-analyzer bench

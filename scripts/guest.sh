@@ -9,7 +9,7 @@
 # dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
-script=${1:?usage: scripts/guest.sh all.sh|demo.sh}
+script=${1:?usage: scripts/guest.sh all.sh|demo.sh|--stage}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
@@ -31,4 +31,6 @@ dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
 if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then
 	cp "$dkms/mmap3-dkms.ko" "$dkms/mmap3-dkms.version" "$guest/"
 fi
+# --stage: only stage (scripts/bench.sh adds to it and boots two kernels).
+[ "$script" = --stage ] && exit 0
 exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
