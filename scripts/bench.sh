@@ -9,14 +9,16 @@
 #      unpatched kernel once (bench-upstream.sh);
 #   4. scripts/bench_report.py turns the guest's "bench ..." lines into a
 #      markdown report in $MMAP3_CACHE/bench/, printed here too.
-# Counts: MMAP3_BENCH_ROUNDS (default 5) and MMAP3_BENCH_{MAP,COLD,EXEC,REF}_ITERS.
+# Counts (environment): MMAP3_BENCH_BLOCKS, MMAP3_BENCH_EXEC_BLOCKS (blocks
+# of interleaved configurations), MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls
+# per configuration and block); the defaults keep each boot near 3 minutes.
 . "$(dirname "$0")/lib.sh"
 
-rounds=${MMAP3_BENCH_ROUNDS:-5}
-map_iters=${MMAP3_BENCH_MAP_ITERS:-20000}
-cold_iters=${MMAP3_BENCH_COLD_ITERS:-4000}
-exec_iters=${MMAP3_BENCH_EXEC_ITERS:-2000}
-ref_iters=${MMAP3_BENCH_REF_ITERS:-20000000}
+blocks=${MMAP3_BENCH_BLOCKS:-30}
+exec_blocks=${MMAP3_BENCH_EXEC_BLOCKS:-15}
+map_iters=${MMAP3_BENCH_MAP_ITERS:-10000}
+cold_iters=${MMAP3_BENCH_COLD_ITERS:-10000}
+exec_iters=${MMAP3_BENCH_EXEC_ITERS:-200}
 timeout=${MMAP3_TIMEOUT:-900}
 
 start=$SECONDS
@@ -37,11 +39,11 @@ tiny_id=$(readelf -n "$guest/tiny" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p'
 [ -n "$tiny_id" ] || die "tests/bench/tiny.c: no build-id"
 cp "$MMAP3_ROOT/tests/bench/bench.sh" "$MMAP3_ROOT/tests/bench/bench-upstream.sh" "$guest/"
 cat >"$guest/bench.conf" <<EOF
-ROUNDS=$rounds
+BLOCKS=$blocks
+EXEC_BLOCKS=$exec_blocks
 MAP_ITERS=$map_iters
 COLD_ITERS=$cold_iters
 EXEC_ITERS=$exec_iters
-REF_ITERS=$ref_iters
 TINY_BUILD_ID=$tiny_id
 EOF
 

@@ -1,26 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap3_bench: what listening for mappings costs, one measurement per run,
- * printed as one machine-readable line ("bench KEY=VALUE ...") that
- * scripts/bench_report.py reads from the guest's output.
+ * mmap3_bench: what listening for mappings costs. Prints one
+ * machine-readable line per measurement ("bench KEY=VALUE ...", read by
+ * scripts/bench_report.py from the guest's output).
  *
- *   mmap3_bench map   CFG FILE ITERS [cold]  mmap+munmap of FILE, per call
- *   mmap3_bench exec  CFG BIN ITERS BUILDID  fork+exec+wait of BIN, system-wide
- *   mmap3_bench ref   ITERS                  a user-space loop: the host's speed
- *   mmap3_bench cover CFG DIR warm|cold      share of right build-ids (MANIFEST)
- *   mmap3_bench resident FILE                page cache pages of FILE, before
- *                                            and after POSIX_FADV_DONTNEED
+ *   mmap3_bench map FILE warm|cold ITERS BLOCKS CFG...
+ *	mmap+munmap of FILE (all of it, PROT_READ|PROT_EXEC, MAP_PRIVATE),
+ *	ITERS calls per configuration and block; "cold" drops FILE's pages
+ *	(POSIX_FADV_DONTNEED) before each call
+ *   mmap3_bench exec BIN BUILDID ITERS BLOCKS CFG...
+ *	fork+exec+wait of BIN, with a system-wide event (one per CPU, pid -1);
+ *	counts the records of BIN with BUILDID
+ *   mmap3_bench cover DIR warm|cold CFG...
+ *	maps every file of MANIFEST with a build-id from DIR, warm (read
+ *	first) or cold (dropped first), and counts the right build-ids
+ *   mmap3_bench resident FILE
+ *	FILE's pages in the page cache after a read, and after a drop
  *
- * CFG is what listens: none (no event), mmap2 (attr.mmap2), mmap2bid
- * (attr.mmap2 + attr.build_id, upstream's build-id), mmap3 (attr.mmap3).
- * `map` and `exec` open a dummy software event: on the task for `map`, on
- * each CPU (pid -1) for `exec`, with their rings mapped and drained.
+ * A configuration (CFG) is what listens: none (no event), mmap2
+ * (attr.mmap2), mmap2bid (attr.mmap2 + attr.build_id: upstream's
+ * build-id), mmap3 (attr.mmap3, the module loaded with its cache), mmap3-nc
+ * (attr.mmap3, the module loaded with cache_entries=0); and, for `map`
+ * only, ref: a user-space loop of REF_SCALE * ITERS iterations (about as
+ * long as the loop of none) that says how fast the host runs the guest at
+ * that moment, to compare two boots. `map` and
+ * `cover` open a dummy software event on the task, `exec` one per CPU; the
+ * rings are mapped and drained.
  *
- * Times are CLOCK_MONOTONIC over a whole loop (the test kernel's clock
- * source is jiffies: 4 ms resolution, so single calls cannot be timed).
- * `map ... cold` drops FILE's pages (POSIX_FADV_DONTNEED) before each call,
- * and then times the same number of drops alone, so that the report can
- * subtract them.
+ * Configurations are interleaved: each block runs every configuration
+ * once, in an order rotated from block to block, so that a slow moment of
+ * the (shared) host hits all of them alike. The event is opened, its ring
+ * mapped and the module (re)loaded outside the timed loop. Times are
+ * CLOCK_MONOTONIC over a whole loop: the test kernel's clock source is
+ * jiffies (4 ms), single calls cannot be timed. A cold loop is followed by
+ * as many drops alone, timed too, for the report to subtract.
+ *
+ * The module is (re)loaded from $MMAP3_MODULE (default /tests/mmap3.ko)
+ * when a configuration needs it in the other state; $BENCH_TAG is copied
+ * into each line.
  */
 #include "../kselftest/mmap3_util.h"	/* first: it defines _GNU_SOURCE */
 
@@ -31,6 +48,8 @@
 #define RING_PAGES	64
 #define DRAIN_EVERY	64
 #define MAX_CPUS	16
+#define MAX_CFGS	8
+#define REF_SCALE	5000
 #define STATS		"/sys/kernel/debug/mmap3/stats"
 
 static void die(const char *what)
@@ -39,7 +58,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* $BENCH_TAG (round, kernel, module state): the guest script's, copied into each line. */
 static const char *tag(void)
 {
 	static char buf[256];
@@ -58,19 +76,63 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Opens the listening event of @cfg on @pid/@cpu; -2 for "none". */
-static int open_cfg(const char *cfg, pid_t pid, int cpu)
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+/* The module: -1 not loaded (or unknown), 0 cache off, 1 cache on. */
+static int module_state = -1;
+
+static void module_load(int cache)
+{
+	const char *path = getenv("MMAP3_MODULE") ?: "/tests/mmap3.ko";
+	int fd;
+
+	if (module_state == cache)
+		return;
+	/* Whatever is loaded goes: there is no mmap3 event open here. */
+	if (syscall(__NR_delete_module, "mmap3", O_NONBLOCK) && errno != ENOENT)
+		die("delete_module mmap3");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die(path);
+	if (syscall(__NR_finit_module, fd, cache ? "" : "cache_entries=0", 0))
+		die("finit_module mmap3");
+	close(fd);
+	module_state = cache;
+}
+
+/* Loads the module as @cfg needs it; true when @cfg listens with MMAP3. */
+static bool cfg_prepare(const char *cfg)
+{
+	if (!strcmp(cfg, "mmap3"))
+		module_load(1);
+	else if (!strcmp(cfg, "mmap3-nc"))
+		module_load(0);
+	else
+		return false;
+	return true;
+}
+
+/* Opens the listening event of @cfg on @pid/@cpu; -2 for none and ref. */
+static int cfg_open(const char *cfg, pid_t pid, int cpu)
 {
 	struct perf_event_attr attr;
 
 	side_band_attr(&attr);
-	if (!strcmp(cfg, "none"))
+	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref"))
 		return -2;
 	if (!strcmp(cfg, "mmap2") || !strcmp(cfg, "mmap2bid")) {
 		attr.mmap = 1;		/* as perf does */
 		attr.mmap2 = 1;
 		attr.build_id = !strcmp(cfg, "mmap2bid");
-	} else if (!strcmp(cfg, "mmap3")) {
+	} else if (cfg_prepare(cfg)) {
 		attr.mmap3 = 1;
 	} else {
 		errno = EINVAL;
@@ -79,7 +141,7 @@ static int open_cfg(const char *cfg, pid_t pid, int cpu)
 	return sys_perf_event_open(&attr, pid, cpu, -1, 0);
 }
 
-/* The module's counters (hits, misses, deferred, emitted), if loaded. */
+/* The module's counters, if loaded. */
 struct stats {
 	long long hits, misses, deferred, emitted;
 };
@@ -113,16 +175,6 @@ static void stats_print(const struct stats *a, const struct stats *b)
 	       b->deferred - a->deferred, b->emitted - a->emitted);
 }
 
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity");
-}
-
 static void drop(int fd)
 {
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
@@ -140,29 +192,44 @@ static void warm(int fd)
 		off += n;
 }
 
-static int cmd_map(int argc, char **argv)
+/* The configuration block @block runs @i-th: the list rotated by @block. */
+static const char *rotated(char **cfgs, int n, int block, int i)
 {
-	const char *cfg = argv[2], *path = argv[3];
-	long iters = atol(argv[4]), i;
-	int cold = argc > 5 && !strcmp(argv[5], "cold");
+	return cfgs[(block + i) % n];
+}
+
+static void map_block(const char *cfg, int block, const char *path, bool cold,
+		      long iters)
+{
 	uint64_t t0, t1, t2;
 	struct stats s0, s1;
-	struct ring r;
-	size_t len;
 	int fd, ev, records = 0;
+	struct ring r = { .fd = -1 };
+	size_t len;
+	long i;
 
-	pin_cpu0();
+	if (!strcmp(cfg, "ref")) {
+		volatile long j;
+
+		t0 = now_ns();
+		for (j = 0; j < REF_SCALE * iters; j++)
+			;
+		printf("bench %stest=map mode=%s cfg=ref block=%d iters=%ld ns=%llu drop_ns=0\n",
+		       tag(), cold ? "cold" : "warm", block, iters,
+		       (unsigned long long)(now_ns() - t0));
+		return;
+	}
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		die(path);
 	len = lseek(fd, 0, SEEK_END);
-	ev = open_cfg(cfg, 0, -1);
+	ev = cfg_open(cfg, 0, -1);
 	if (ev == -1)
 		die("perf_event_open");
 	if (ev >= 0 && ring_map(&r, ev, RING_PAGES))
 		die("mmap ring");
 	warm(fd);
-	/* A few calls first: the cache entry of MMAP3, the caches of the CPU. */
+	/* A few calls first: the module's cache entry, the CPU's caches. */
 	for (i = 0; i < 16; i++) {
 		void *p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
@@ -191,18 +258,34 @@ static int cmd_map(int argc, char **argv)
 		records += ring_drain(&r, NULL, NULL);
 	t1 = now_ns();
 	stats_read(&s1);
-	/* The drops alone, on the same file: pages are already out. */
+	/* The drops alone, on the same file: its pages are out already. */
 	if (cold)
 		for (i = 0; i < iters; i++)
 			drop(fd);
 	t2 = now_ns();
 
-	printf("bench %stest=map cfg=%s mode=%s iters=%ld ns=%llu drop_ns=%llu records=%d lost=%llu", tag(),
-	       cfg, cold ? "cold" : "warm", iters, (unsigned long long)(t1 - t0),
-	       (unsigned long long)(cold ? t2 - t1 : 0), records,
-	       (unsigned long long)(ev >= 0 ? r.lost : 0));
+	printf("bench %stest=map mode=%s cfg=%s block=%d iters=%ld ns=%llu drop_ns=%llu records=%d lost=%llu",
+	       tag(), cold ? "cold" : "warm", cfg, block, iters,
+	       (unsigned long long)(t1 - t0), (unsigned long long)(cold ? t2 - t1 : 0),
+	       records, (unsigned long long)(ev >= 0 ? r.lost : 0));
 	stats_print(&s0, &s1);
 	printf("\n");
+	if (ev >= 0)
+		ring_unmap(&r);
+	close(fd);
+}
+
+static int cmd_map(int argc, char **argv)
+{
+	const char *path = argv[2];
+	bool cold = !strcmp(argv[3], "cold");
+	long iters = atol(argv[4]);
+	int blocks = atoi(argv[5]), n = argc - 6, b, i;
+
+	pin_cpu0();
+	for (b = 0; b < blocks; b++)
+		for (i = 0; i < n; i++)
+			map_block(rotated(argv + 6, n, b, i), b, path, cold, iters);
 	return 0;
 }
 
@@ -235,23 +318,23 @@ static void exec_collect(const struct perf_event_header *h, void *ctx)
 	}
 }
 
-static int cmd_exec(int argc, char **argv)
+static void exec_block(const char *cfg, int block, const char *bin,
+		       const char *build_id, long iters)
 {
-	const char *cfg = argv[2];
-	long iters = atol(argv[4]), i;
-	struct exec_count c = { .bin = argv[3] };
+	struct exec_count c = { .bin = bin };
 	struct ring rings[MAX_CPUS];
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), nev = 0, cpu, records = 0;
-	char *const args[] = { argv[3], NULL }, *const env[] = { NULL };
+	char *const args[] = { (char *)bin, NULL }, *const env[] = { NULL };
 	unsigned long long lost = 0;
 	struct stats s0, s1;
 	uint64_t t0, t1;
+	long i;
 
-	c.want_size = hex_to_bytes(argv[5], c.want, BUILD_ID_SIZE_MAX);
+	c.want_size = hex_to_bytes(build_id, c.want, BUILD_ID_SIZE_MAX);
 	if (ncpu > MAX_CPUS)
 		ncpu = MAX_CPUS;
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		int ev = open_cfg(cfg, -1, cpu);
+		int ev = cfg_open(cfg, -1, cpu);
 
 		if (ev == -2)
 			break;
@@ -280,30 +363,26 @@ static int cmd_exec(int argc, char **argv)
 	}
 	t1 = now_ns();
 	stats_read(&s1);
-	for (cpu = 0; cpu < nev; cpu++)
+	for (cpu = 0; cpu < nev; cpu++) {
 		lost += rings[cpu].lost;
+		ring_unmap(&rings[cpu]);
+	}
 
-	printf("bench %stest=exec cfg=%s iters=%ld ns=%llu records=%d lost=%llu mappings=%ld right=%ld", tag(),
-	       cfg, iters, (unsigned long long)(t1 - t0), records, lost,
-	       c.mappings, c.right);
+	printf("bench %stest=exec cfg=%s block=%d iters=%ld ns=%llu records=%d lost=%llu mappings=%ld right=%ld",
+	       tag(), cfg, block, iters, (unsigned long long)(t1 - t0), records,
+	       lost, c.mappings, c.right);
 	stats_print(&s0, &s1);
 	printf("\n");
-	return 0;
 }
 
-/* The host's speed: a user-space loop, to compare two boots. */
-static int cmd_ref(int argc, char **argv)
+static int cmd_exec(int argc, char **argv)
 {
-	long iters = atol(argv[2]);
-	volatile long i;
-	uint64_t t0;
+	long iters = atol(argv[4]);
+	int blocks = atoi(argv[5]), n = argc - 6, b, i;
 
-	pin_cpu0();
-	t0 = now_ns();
-	for (i = 0; i < iters; i++)
-		;
-	printf("bench %stest=ref cfg=none iters=%ld ns=%llu\n", tag(), iters,
-	       (unsigned long long)(now_ns() - t0));
+	for (b = 0; b < blocks; b++)
+		for (i = 0; i < n; i++)
+			exec_block(rotated(argv + 6, n, b, i), b, argv[2], argv[3], iters);
 	return 0;
 }
 
@@ -335,20 +414,17 @@ static void cover_collect(const struct perf_event_header *h, void *ctx)
 
 /*
  * Maps each file of MANIFEST that has a build-id (status FOUND) from @dir,
- * executable, as a loader does, warm (read first) or cold (its pages
- * dropped first), and counts the records with the right build-id.
+ * executable, as a loader does, warm or cold, and counts the records with
+ * the right build-id.
  */
-static int cmd_cover(int argc, char **argv)
+static void cover(const char *cfg, const char *dir, bool cold)
 {
-	const char *cfg = argv[2], *dir = argv[3];
-	int cold = !strcmp(argv[4], "cold");
 	char line[512], file[200], bid[64], status[32];
 	int ev, files = 0, right = 0;
-	struct ring r;
+	struct ring r = { .fd = -1 };
 	FILE *mf;
 
-	pin_cpu0();
-	ev = open_cfg(cfg, 0, -1);
+	ev = cfg_open(cfg, 0, -1);
 	if (ev < 0)
 		die("perf_event_open");
 	if (ring_map(&r, ev, RING_PAGES))
@@ -386,8 +462,19 @@ static int cmd_cover(int argc, char **argv)
 		       c.seen != 1 ? "no record" : c.right ? "right" : "wrong or none");
 	}
 	fclose(mf);
-	printf("bench %stest=cover cfg=%s mode=%s files=%d right=%d lost=%llu\n", tag(), cfg,
-	       cold ? "cold" : "warm", files, right, (unsigned long long)r.lost);
+	ring_unmap(&r);
+	printf("bench %stest=cover mode=%s cfg=%s files=%d right=%d lost=%llu\n",
+	       tag(), cold ? "cold" : "warm", cfg, files, right,
+	       (unsigned long long)r.lost);
+}
+
+static int cmd_cover(int argc, char **argv)
+{
+	int i;
+
+	pin_cpu0();
+	for (i = 4; i < argc; i++)
+		cover(argv[i], argv[2], !strcmp(argv[3], "cold"));
 	return 0;
 }
 
@@ -422,23 +509,21 @@ static int cmd_resident(int argc, char **argv)
 	warm_pages = resident(fd, len);
 	drop(fd);
 	cold_pages = resident(fd, len);
-	printf("bench %stest=resident file=%s pages=%zu warm=%d cold=%d\n", tag(), argv[2],
-	       (len + 4095) / 4096, warm_pages, cold_pages);
+	printf("bench %stest=resident file=%s pages=%zu warm=%d cold=%d\n", tag(),
+	       argv[2], (len + 4095) / 4096, warm_pages, cold_pages);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc >= 5 && !strcmp(argv[1], "map"))
+	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "map"))
 		return cmd_map(argc, argv);
-	if (argc >= 6 && !strcmp(argv[1], "exec"))
+	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "exec"))
 		return cmd_exec(argc, argv);
-	if (argc >= 3 && !strcmp(argv[1], "ref"))
-		return cmd_ref(argc, argv);
 	if (argc >= 5 && !strcmp(argv[1], "cover"))
 		return cmd_cover(argc, argv);
-	if (argc >= 3 && !strcmp(argv[1], "resident"))
+	if (argc == 3 && !strcmp(argv[1], "resident"))
 		return cmd_resident(argc, argv);
 	fprintf(stderr, "usage: see the comment at the top of mmap3_bench.c\n");
 	return 2;
