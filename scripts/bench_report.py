@@ -5,9 +5,10 @@
 
 Usage: bench_report.py PATCHED_TESTS_LOG UPSTREAM_TESTS_LOG
 
-Every ratio is taken within one round (configurations of a round ran one
-after the other, in a rotating order), then summarised over the rounds:
-median, and min-max in brackets. Times are medians over rounds.
+mmap3_bench runs every configuration once per block, the blocks one after
+the other, the order rotating from block to block. A ratio is taken within
+each block (configurations a few seconds apart), then summarised over the
+blocks as median [interquartile range]; times likewise.
 """
 import statistics
 import sys
@@ -17,17 +18,20 @@ NAMES = {
     "mmap2": "MMAP2",
     "mmap2bid": "MMAP2+build_id (upstream)",
     "mmap3": "MMAP3 (cache hit)",
-    "mmap3-nocache": "MMAP3, cache off (`cache_entries=0`)",
+    "mmap3-nc": "MMAP3, cache off (`cache_entries=0`)",
+    "ref": "user-space loop",
 }
+SHORT = {"none": "none", "mmap2": "MMAP2", "mmap2bid": "MMAP2+build_id",
+         "mmap3": "MMAP3", "mmap3-nc": "MMAP3 cache off"}
 
 
 def parse(path):
-    rows, comments = [], []
+    rows, notes = [], []
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\r\n")
-            if line.startswith("# "):
-                comments.append(line[2:])
+            if line.startswith("# ") and "kernel: Linux" in line:
+                notes.append(line[2:])
             if not line.startswith("bench "):
                 continue
             row = dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
@@ -36,42 +40,38 @@ def parse(path):
                     row[k] = int(v)
                 except ValueError:
                     pass
-            if row.get("cfg") == "mmap3" and row.get("module") == "nocache":
-                row["cfg"] = "mmap3-nocache"
             rows.append(row)
-    return rows, comments
+    return rows, notes
 
 
 def select(rows, **kw):
     return [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
 
 
-def per_round(rows, value):
-    """{round: value(row)} (the last row of a round wins; there is one)."""
-    return {r["round"]: value(r) for r in rows}
+def quartiles(values):
+    if len(values) == 1:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
 
 
 def summary(values, fmt="{:.2f}"):
-    """'median [min-max]' of values."""
+    """'median [q1-q3]' of values."""
     if not values:
         return "n/a"
-    med = statistics.median(values)
+    q1, q2, q3 = quartiles(values)
     if len(values) == 1:
-        return fmt.format(med)
-    return f"{fmt.format(med)} [{fmt.format(min(values))}-{fmt.format(max(values))}]"
+        return fmt.format(q2)
+    return f"{fmt.format(q2)} [{fmt.format(q1)}–{fmt.format(q3)}]"
+
+
+def med(values):
+    return statistics.median(values) if values else float("nan")
 
 
 def ratios(a, b):
-    """a[r] / b[r] for each round r in both."""
-    return [a[r] / b[r] for r in sorted(a) if r in b and b[r] > 0]
-
-
-def median(d):
-    return statistics.median(d.values()) if d else float("nan")
-
-
-def us(ns):
-    return f"{ns / 1000:.1f}"
+    """a[k] / b[k] for each block k in both."""
+    return [a[k] / b[k] for k in sorted(a) if k in b and b[k] > 0]
 
 
 class Report:
@@ -86,152 +86,181 @@ class Report:
 
     def table(self, head, rows):
         self.w("| " + " | ".join(head) + " |")
-        self.w("|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|")
+        self.w("|---" + "|--:" * (len(head) - 1) + "|")
         for r in rows:
             self.w("| " + " | ".join(r) + " |")
         self.w()
 
-    def target(self, what, ok, value, why=""):
-        self.targets.append((what, ok, value, why))
+    def target(self, what, ok, value, note=""):
+        self.targets.append([what, value, "met" if ok else "**missed**", note])
 
-    # Times per call: {cfg: {round: ns per call}}
-    def map_times(self, rows, mode):
+    def times(self, rows, test, per, **kw):
+        """{cfg: {block: ns per call}} of one test."""
         out = {}
         for cfg in NAMES:
-            sel = select(rows, test="map", mode=mode, cfg=cfg)
-            if not sel:
-                continue
-            out[cfg] = per_round(sel, lambda r: (r["ns"] - r["drop_ns"]) / r["iters"])
+            sel = select(rows, test=test, cfg=cfg, **kw)
+            if sel:
+                out[cfg] = {r["block"]: per(r) for r in sel}
         return out
 
-    def ratio_table(self, times, cols, extra=None):
-        head = ["listening", "µs per call (TCG)"] + [f"÷ {NAMES[c].split(' (')[0]}" for c in cols]
-        if extra:
-            head += [e[0] for e in extra]
+    def module(self, rows, cfg, **kw):
+        sel = select(rows, cfg=cfg, **kw)
+        if not cfg.startswith("mmap3") or not sel:
+            return ""
+        calls = sum(r["iters"] for r in sel)
+        return (f"{sum(r['hits'] for r in sel) / calls:.2f} / "
+                f"{sum(r['deferred'] for r in sel) / calls:.2f}")
+
+    def ratio_table(self, t, unit, cols, extra):
+        head = ["listening", unit] + [f"÷ {SHORT[c]}" for c in cols] + [e[0] for e in extra]
         body = []
-        for cfg, t in times.items():
-            row = [NAMES[cfg], summary([v / 1000 for v in t.values()], "{:.1f}")]
+        for cfg in t:
+            if cfg == "ref":
+                continue
+            row = [NAMES[cfg], summary([v / 1000 for v in t[cfg].values()], "{:.1f}")]
             for c in cols:
-                row.append("1" if c == cfg else summary(ratios(t, times[c])) if c in times else "n/a")
-            for e in extra or []:
-                row.append(e[1](cfg))
+                row.append("1" if c == cfg else summary(ratios(t[cfg], t[c])) if c in t else "n/a")
+            row += [e[1](cfg) for e in extra]
             body.append(row)
         self.table(head, body)
 
-    def item1(self):
-        self.w("## 1. mmap+munmap, warm page cache, one listening event on the task")
-        self.w()
-        t = self.map_times(self.p, "warm")
-        self.warm = t
-        self.ratio_table(t, ["none", "mmap2", "mmap2bid"],
-                         [("module: hits / deferred per call", lambda c: self.stats(self.p, "map", "warm", c))])
-        if "mmap3" in t and "mmap2bid" in t and "mmap2" in t:
-            r_bid = statistics.median(ratios(t["mmap3"], t["mmap2bid"]))
-            r_m2 = statistics.median(ratios(t["mmap3"], t["mmap2"]))
-            self.target("(1) MMAP3 cache hit ≤ MMAP2+build_id", r_bid <= 1.0,
-                        f"{r_bid:.2f}")
-            self.target("(1) MMAP3 cache hit within 10% of MMAP2", r_m2 <= 1.10,
-                        f"{r_m2:.2f}")
+    def added(self, t, cfg, base="none"):
+        """Median over blocks of what cfg adds to base, in µs per call."""
+        return med([(t[cfg][k] - t[base][k]) / 1000 for k in t[cfg] if k in t[base]])
 
-    def stats(self, rows, test, mode, cfg):
-        sel = select(rows, test=test, cfg=cfg, **({"mode": mode} if mode else {}))
-        if not cfg.startswith("mmap3") or not sel:
-            return ""
-        iters = sum(r["iters"] for r in sel)
-        return f"{sum(r['hits'] for r in sel) / iters:.2f} / {sum(r['deferred'] for r in sel) / iters:.2f}"
+    def item1(self):
+        self.w("## 1. mmap+munmap of an ELF file, warm page cache, one event on the task")
+        self.w()
+        t = self.times(self.p, "map", lambda r: r["ns"] / r["iters"], mode="warm")
+        self.ratio_table(t, "µs per call", ["none", "mmap2", "mmap2bid"],
+                         [("module: hits / reads per call",
+                           lambda c: self.module(self.p, c, test="map", mode="warm"))])
+        if all(c in t for c in ("none", "mmap2", "mmap2bid", "mmap3")):
+            a2, ab, a3 = (self.added(t, c) for c in ("mmap2", "mmap2bid", "mmap3"))
+            self.w(f"Over no event, per call (median of per-block differences): MMAP2 adds "
+                   f"{a2:.1f} µs, MMAP2+build_id {ab:.1f} µs, MMAP3 {a3:.1f} µs "
+                   f"({a3 / a2:.2f}× what MMAP2 adds).")
+            self.w()
+            rb = med(ratios(t["mmap3"], t["mmap2bid"]))
+            r2 = med(ratios(t["mmap3"], t["mmap2"]))
+            self.target("1: MMAP3 cache hit ≤ MMAP2+build_id", rb <= 1.0, f"{rb:.2f}")
+            self.target("1: MMAP3 cache hit within 10% of MMAP2", r2 <= 1.10, f"{r2:.2f}")
+        self.warm = t
 
     def item2(self):
         self.w("## 2. mmap+munmap, the file's pages dropped before each call")
         self.w()
-        t = self.map_times(self.p, "cold")
-        drops = [r["drop_ns"] / r["iters"] for r in select(self.p, test="map", mode="cold")]
-        self.ratio_table(t, ["none", "mmap2bid"],
-                         [("module: hits / deferred per call", lambda c: self.stats(self.p, "map", "cold", c))])
-        self.w(f"Dropping the pages (`posix_fadvise(POSIX_FADV_DONTNEED)` on the whole file) "
-               f"took {summary([d / 1000 for d in drops], '{:.1f}')} µs per call on its own; "
-               "it is timed separately after each loop and subtracted.")
+        t = self.times(self.p, "map", lambda r: (r["ns"] - r["drop_ns"]) / r["iters"],
+                       mode="cold")
+        drops = [r["drop_ns"] / r["iters"] / 1000 for r in select(self.p, test="map", mode="cold")]
+        self.ratio_table(t, "µs per call", ["none", "mmap2bid"],
+                         [("module: hits / reads per call",
+                           lambda c: self.module(self.p, c, test="map", mode="cold"))])
+        self.w("The pages are dropped with `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)` on "
+               "the file (ext2 on a loop device, `/mnt`) before each call; the drops are "
+               "timed again alone after each loop (mean "
+               f"{statistics.mean(drops):.1f} µs per drop) and subtracted. MMAP3's read, "
+               "from task_work before mmap() returns, is inside the timed call.")
         self.w()
-        self.cold = t
+        if "mmap3-nc" in t and "mmap2bid" in t:
+            r = med(ratios(t["mmap3-nc"], t["mmap2bid"]))
+            self.w(f"With every lookup a read from the disk (cache off), MMAP3 costs "
+                   f"{r:.2f}× MMAP2+build_id, which gives up instead (no build-id, item 5).")
+            self.w()
 
     def item3(self):
-        self.w("## 3. fork+exec of a tiny static binary, system-wide event (one per CPU)")
+        self.w("## 3. fork+exec+wait of a tiny static binary, system-wide event")
         self.w()
-        t = {}
-        for cfg in NAMES:
-            sel = select(self.p, test="exec", cfg=cfg)
-            if sel:
-                t[cfg] = per_round(sel, lambda r: r["ns"] / r["iters"])
+        t = self.times(self.p, "exec", lambda r: r["ns"] / r["iters"])
 
-        def cover(cfg):
+        def right(cfg):
             sel = select(self.p, test="exec", cfg=cfg)
             maps = sum(r["mappings"] for r in sel)
             if cfg == "none" or not maps:
                 return ""
             return f"{100 * sum(r['right'] for r in sel) / maps:.0f}% of {maps}"
-        self.ratio_table(t, ["none", "mmap2bid"], [("right build-id", cover)])
-        self.execs = t
+        self.ratio_table(t, "µs per exec", ["none", "mmap2bid"],
+                         [("right build-id", right),
+                          ("module: hits / reads per exec",
+                           lambda c: self.module(self.p, c, test="exec"))])
         if "mmap3" in t and "mmap2bid" in t:
-            r = statistics.median(ratios(t["mmap3"], t["mmap2bid"]))
-            self.target("(3) exec: MMAP3 ≤ MMAP2+build_id", r <= 1.0, f"{r:.2f}")
+            r = med(ratios(t["mmap3"], t["mmap2bid"]))
+            self.target("3: exec, MMAP3 ≤ MMAP2+build_id", r <= 1.0, f"{r:.2f}")
 
     def item4(self):
-        self.w("## 4. No MMAP3 listener: the patched kernel (module loaded) against the unpatched one")
+        self.w("## 4. No MMAP3 event: the patched kernel, module loaded, against the unpatched kernel")
         self.w()
-        pw = self.map_times(self.p, "warm")
-        uw = self.map_times(self.u, "warm")
-        pref = per_round(select(self.p, test="ref"), lambda r: r["ns"] / r["iters"])
-        uref = per_round(select(self.u, test="ref"), lambda r: r["ns"] / r["iters"])
+        per = lambda r: r["ns"] / r["iters"]  # noqa: E731
+        pw = self.times(self.p, "map", per, mode="warm")
+        uw = self.times(self.u, "map", per, mode="warm")
         body = []
         for cfg in ("none", "mmap2", "mmap2bid"):
-            if cfg not in pw or cfg not in uw:
+            if cfg not in pw or cfg not in uw or "ref" not in pw or "ref" not in uw:
                 continue
-            raw = ratios(pw[cfg], uw[cfg])
-            norm = [pw[cfg][r] / pref[r] / (uw[cfg][r] / uref[r])
-                    for r in sorted(pw[cfg]) if r in uw[cfg] and r in pref and r in uref]
-            body.append([NAMES[cfg], us(median(pw[cfg])), us(median(uw[cfg])),
-                         summary(raw), summary(norm)])
+            # Each boot's time over its user-space loop in the same block;
+            # blocks of the two boots paired by number.
+            pn = {k: v / pw["ref"][k] for k, v in pw[cfg].items() if k in pw["ref"]}
+            un = {k: v / uw["ref"][k] for k, v in uw[cfg].items() if k in uw["ref"]}
+            norm = ratios(pn, un)
+            body.append([NAMES[cfg], summary([v / 1000 for v in pw[cfg].values()], "{:.1f}"),
+                         summary([v / 1000 for v in uw[cfg].values()], "{:.1f}"),
+                         f"{med(list(pw[cfg].values())) / med(list(uw[cfg].values())):.2f}",
+                         summary(norm)])
             if cfg == "none":
-                n = statistics.median(norm)
-                self.target("(4) no listener: patched ÷ unpatched = 1.00", abs(n - 1) <= 0.03,
-                            f"{n:.2f}")
+                self.target("4: no listener, patched ÷ unpatched = 1.00", abs(med(norm) - 1) <= 0.03,
+                            f"{med(norm):.2f}", "within ±0.03 counted as 1.00")
         self.table(["listening", "patched µs/call", "unpatched µs/call",
-                    "patched ÷ unpatched", "same, each boot ÷ its user-space loop"], body)
-        self.w(f"User-space reference loop: patched {us(median(pref) * 1e6)} ms, unpatched "
-               f"{us(median(uref) * 1e6)} ms per million iterations (two boots: the host's speed "
-               "may differ between them; the last column corrects for it).")
+                    "patched ÷ unpatched (medians)",
+                    "same, each over its user-space loop"], body)
+        self.w("Two boots: the host may run one faster than the other. Each block also "
+               "times a user-space loop (no system call); the last column divides each "
+               "time by that loop's time in the same block first.")
         self.w()
 
     def item5(self):
-        self.w("## 5. Build-id coverage: mappings with the right build-id (MANIFEST)")
+        self.w("## 5. Build-id coverage: mappings whose record has the right build-id")
         self.w()
         body = []
         for rows, kernel in ((self.p, "patched"), (self.u, "unpatched")):
-            for cfg in ("mmap2bid", "mmap3", "mmap3-nocache"):
-                row = [f"{NAMES[cfg]}, {kernel} kernel"]
-                any_ = False
+            for cfg in ("mmap2bid", "mmap3", "mmap3-nc"):
+                row = [f"{NAMES[cfg].replace(' (cache hit)', '')}, {kernel} kernel"]
                 for mode in ("warm", "cold"):
                     sel = select(rows, test="cover", cfg=cfg, mode=mode)
                     files = sum(r["files"] for r in sel)
                     right = sum(r["right"] for r in sel)
-                    any_ |= bool(sel)
                     row.append(f"{100 * right / files:.0f}% ({right}/{files})" if files else "n/a")
                     if cfg.startswith("mmap3") and files:
-                        self.target(f"(5) {NAMES[cfg]} {mode}: 100%", right == files,
-                                    f"{100 * right / files:.0f}%")
-                if any_:
+                        self.target(f"5: {NAMES[cfg].replace(' (cache hit)', '')}, {mode}: 100%",
+                                    right == files, f"{100 * right / files:.0f}%")
+                if row[1:] != ["n/a", "n/a"]:
                     body.append(row)
         self.table(["listening", "warm", "cold"], body)
+        self.w("Each file of the fixtures' MANIFEST that has a build-id is mapped executable "
+               "from `/mnt` (4 KiB, as a loader maps its first segment), once read first "
+               "(warm), once after POSIX_FADV_DONTNEED (cold), with a freshly loaded module "
+               "(empty cache). A record is right when its build-id equals MANIFEST's.")
+        self.w()
 
     def run(self):
         self.w("# mmap3 benchmark: MMAP3 against MMAP2 and upstream's MMAP2+build_id")
         self.w()
-        self.w("Times are guest times under QEMU TCG (CLOCK_MONOTONIC in the guest), on a "
-               "host shared with other work: **only the ratios mean anything**. Each ratio "
-               "is taken within a round, then summarised over rounds as median [min-max].")
+        self.w("**Times are guest times under QEMU TCG (CLOCK_MONOTONIC in the guest, jiffies "
+               "clock source: 4 ms steps, so whole loops are timed), on a host shared with "
+               "other work: only the ratios mean anything.** Configurations are interleaved "
+               "(each block runs each once, order rotating); every ratio is taken within a "
+               "block, then given as median [interquartile range] over the blocks.")
         self.w()
         for note in self.p_notes + self.u_notes:
-            if note.startswith(("patched kernel", "upstream kernel", "bench.conf")):
-                self.w(f"- {note}")
+            self.w(f"- {note}")
+        conf = [r for r in self.p if r.get("test") == "map"]
+        if conf:
+            blocks = len({r["block"] for r in conf})
+            self.w(f"- {blocks} blocks; per block and configuration: "
+                   + ", ".join(f"{t} {select(self.p, test=t.split()[0], **kw)[0]['iters']} calls"
+                               for t, kw in (("map warm", {"mode": "warm"}),
+                                             ("map cold", {"mode": "cold"}),
+                                             ("exec", {}))
+                               if select(self.p, test=t.split()[0], **kw)))
         for r in select(self.p, test="resident"):
             self.w(f"- cold check: `{r['file']}` has {r['warm']} of {r['pages']} pages in the "
                    f"page cache after a read, {r['cold']} after POSIX_FADV_DONTNEED")
@@ -243,8 +272,7 @@ class Report:
         self.item5()
         self.w("## Targets")
         self.w()
-        self.table(["target", "value", "met"],
-                   [[t[0], t[2], "yes" if t[1] else "**no**"] for t in self.targets])
+        self.table(["target", "value", "", "note"], self.targets)
         return "\n".join(self.out)
 
 
