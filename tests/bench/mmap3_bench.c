@@ -429,7 +429,7 @@ static void cover(const char *cfg, const char *dir, bool cold)
 		die("perf_event_open");
 	if (ring_map(&r, ev, RING_PAGES))
 		die("mmap ring");
-	mf = fopen(FIXTURES_WARM "/MANIFEST", "r");
+	mf = fopen(fixture_path(fixtures_warm(), "MANIFEST"), "r");
 	if (!mf)
 		die("MANIFEST");
 	while (fgets(line, sizeof(line), mf)) {
