@@ -9,16 +9,25 @@
 #      unpatched kernel once (bench-upstream.sh);
 #   4. scripts/bench_report.py turns the guest's "bench ..." lines into a
 #      markdown report in $MMAP3_CACHE/bench/, printed here too.
-# Counts (environment): MMAP3_BENCH_BLOCKS, MMAP3_BENCH_EXEC_BLOCKS (blocks
-# of interleaved configurations), MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls
-# per configuration and block); the defaults keep each boot near 3 minutes.
+# QEMU runs with -icount shift=0: the guest's clock advances 1 ns per guest
+# instruction, so that guest times do not depend on the load of the host
+# (MMAP3_BENCH_ICOUNT=0: plain TCG, host time, 4 ms jiffies clock in the
+# guest: raise the counts then). Counts (environment): MMAP3_BENCH_BLOCKS,
+# MMAP3_BENCH_EXEC_BLOCKS (blocks of interleaved configurations),
+# MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls per configuration and block).
 . "$(dirname "$0")/lib.sh"
 
-blocks=${MMAP3_BENCH_BLOCKS:-30}
-exec_blocks=${MMAP3_BENCH_EXEC_BLOCKS:-15}
-map_iters=${MMAP3_BENCH_MAP_ITERS:-10000}
-cold_iters=${MMAP3_BENCH_COLD_ITERS:-10000}
-exec_iters=${MMAP3_BENCH_EXEC_ITERS:-200}
+blocks=${MMAP3_BENCH_BLOCKS:-40}
+exec_blocks=${MMAP3_BENCH_EXEC_BLOCKS:-40}
+map_iters=${MMAP3_BENCH_MAP_ITERS:-2000}
+cold_iters=${MMAP3_BENCH_COLD_ITERS:-2000}
+exec_iters=${MMAP3_BENCH_EXEC_ITERS:-50}
+if [ "${MMAP3_BENCH_ICOUNT:-1}" = 1 ]; then
+	timing=icount
+	export MMAP3_QEMU_OPTS="-icount shift=0,sleep=on"
+else
+	timing=host
+fi
 timeout=${MMAP3_TIMEOUT:-900}
 
 start=$SECONDS
@@ -44,6 +53,7 @@ EXEC_BLOCKS=$exec_blocks
 MAP_ITERS=$map_iters
 COLD_ITERS=$cold_iters
 EXEC_ITERS=$exec_iters
+TIMING=$timing
 TINY_BUILD_ID=$tiny_id
 EOF
 

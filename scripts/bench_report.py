@@ -30,7 +30,7 @@ def parse(path):
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\r\n")
-            if line.startswith("# ") and "kernel: Linux" in line:
+            if line.startswith("# ") and ("kernel: Linux" in line or "bench.conf:" in line):
                 notes.append(line[2:])
             if not line.startswith("bench "):
                 continue
@@ -80,6 +80,11 @@ class Report:
         self.u, self.u_notes = parse(upstream)
         self.out = []
         self.targets = []
+        self.conf = {}
+        for note in self.p_notes:
+            if note.startswith("bench.conf:"):
+                self.conf = dict(kv.split("=", 1) for kv in note.split()[1:] if "=" in kv)
+        self.icount = self.conf.get("TIMING") == "icount"
 
     def w(self, s=""):
         self.out.append(s)
@@ -160,7 +165,9 @@ class Report:
                "the file (ext2 on a loop device, `/mnt`) before each call; the drops are "
                "timed again alone after each loop (mean "
                f"{statistics.mean(drops):.1f} µs per drop) and subtracted. MMAP3's read, "
-               "from task_work before mmap() returns, is inside the timed call.")
+               "from task_work before mmap() returns, is inside the timed call. The guest's "
+               "disk is a loop device over a file in memory: a read costs the block layer "
+               "and a copy, not a real device's latency.")
         self.w()
         if "mmap3-nc" in t and "mmap2bid" in t:
             r = med(ratios(t["mmap3-nc"], t["mmap2bid"]))
@@ -212,9 +219,15 @@ class Report:
         self.table(["listening", "patched µs/call", "unpatched µs/call",
                     "patched ÷ unpatched (medians)",
                     "same, each over its user-space loop"], body)
-        self.w("Two boots: the host may run one faster than the other. Each block also "
-               "times a user-space loop (no system call); the last column divides each "
-               "time by that loop's time in the same block first.")
+        if self.icount:
+            self.w("Two boots; with -icount the host's speed does not enter the times. Each "
+                   "block also times a user-space loop (no system call): the last column "
+                   "divides each time by that loop's time in the same block first, which "
+                   "matters without -icount only.")
+        else:
+            self.w("Two boots: the host may run one faster than the other. Each block also "
+                   "times a user-space loop (no system call); the last column divides each "
+                   "time by that loop's time in the same block first.")
         self.w()
 
     def item5(self):
@@ -244,14 +257,24 @@ class Report:
     def run(self):
         self.w("# mmap3 benchmark: MMAP3 against MMAP2 and upstream's MMAP2+build_id")
         self.w()
-        self.w("**Times are guest times under QEMU TCG (CLOCK_MONOTONIC in the guest, jiffies "
-               "clock source: 4 ms steps, so whole loops are timed), on a host shared with "
-               "other work: only the ratios mean anything.** Configurations are interleaved "
-               "(each block runs each once, order rotating); every ratio is taken within a "
-               "block, then given as median [interquartile range] over the blocks.")
+        if self.icount:
+            self.w("**Times are guest times under QEMU TCG with `-icount shift=0`: the guest's "
+                   "clock (CLOCK_MONOTONIC, clock source tsc) advances 1 ns per guest "
+                   "instruction, so a time is an instruction count. It does not depend on "
+                   "the host's load, but every instruction weighs the same (no cache, TLB or "
+                   "device latency): only the ratios mean anything.**")
+        else:
+            self.w("**Times are guest times under QEMU TCG (CLOCK_MONOTONIC in the guest, "
+                   "jiffies clock source: 4 ms steps, so whole loops are timed), on a host "
+                   "shared with other work: only the ratios mean anything.**")
+        self.w()
+        self.w("Configurations are interleaved (each block runs each once, in an order "
+               "rotating from block to block); every ratio is taken within a block, then "
+               "given as median [interquartile range] over the blocks.")
         self.w()
         for note in self.p_notes + self.u_notes:
-            self.w(f"- {note}")
+            if not note.startswith("bench.conf:") or note in self.p_notes:
+                self.w(f"- {note}")
         conf = [r for r in self.p if r.get("test") == "map"]
         if conf:
             blocks = len({r["block"] for r in conf})

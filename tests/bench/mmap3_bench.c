@@ -31,9 +31,11 @@
  * once, in an order rotated from block to block, so that a slow moment of
  * the (shared) host hits all of them alike. The event is opened, its ring
  * mapped and the module (re)loaded outside the timed loop. Times are
- * CLOCK_MONOTONIC over a whole loop: the test kernel's clock source is
- * jiffies (4 ms), single calls cannot be timed. A cold loop is followed by
- * as many drops alone, timed too, for the report to subtract.
+ * CLOCK_MONOTONIC over a whole loop: make bench runs QEMU with -icount,
+ * where the guest's clock counts instructions (tsc, 1 ns each); without
+ * it the test kernel's clock source is jiffies (4 ms steps), and only long
+ * loops can be timed. A cold loop is followed by as many drops alone, timed
+ * too, for the report to subtract.
  *
  * The module is (re)loaded from $MMAP3_MODULE (default /tests/mmap3.ko)
  * when a configuration needs it in the other state; $BENCH_TAG is copied
@@ -49,7 +51,7 @@
 #define DRAIN_EVERY	64
 #define MAX_CPUS	16
 #define MAX_CFGS	8
-#define REF_SCALE	5000
+#define REF_SCALE	1000
 #define STATS		"/sys/kernel/debug/mmap3/stats"
 
 static void die(const char *what)

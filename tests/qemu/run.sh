@@ -13,6 +13,7 @@
 # or when the guest does not finish within TIMEOUT_SECONDS (default:
 # $MMAP3_TIMEOUT, else 900).
 # MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test.
+# MMAP3_QEMU_OPTS: more QEMU options (make bench: -icount).
 # Prints "<passed> <failed> <skipped>" as its last line on stdout.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
@@ -50,7 +51,7 @@ timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 
 	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5}" \
 	-display none -monitor none -no-reboot \
 	-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
-	</dev/null >"$logs/qemu.log" 2>&1
+	${MMAP3_QEMU_OPTS:-} </dev/null >"$logs/qemu.log" 2>&1
 qemu_rc=$?
 set -e
 rm -f "$logs/initramfs.cpio.gz"
