@@ -12,16 +12,17 @@
 # QEMU runs with -icount shift=0: the guest's clock advances 1 ns per guest
 # instruction, so that guest times do not depend on the load of the host
 # (MMAP3_BENCH_ICOUNT=0: plain TCG, host time, 4 ms jiffies clock in the
-# guest: raise the counts then). Counts (environment): MMAP3_BENCH_BLOCKS,
-# MMAP3_BENCH_EXEC_BLOCKS (blocks of interleaved configurations),
-# MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls per configuration and block).
+# guest: raise the counts then). Counts (environment): MMAP3_BENCH_CYCLES,
+# MMAP3_BENCH_EXEC_CYCLES (cycles of interleaved configurations, see
+# tests/bench/mmap3_bench.c), MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls per
+# configuration and block).
 . "$(dirname "$0")/lib.sh"
 
-blocks=${MMAP3_BENCH_BLOCKS:-40}
-exec_blocks=${MMAP3_BENCH_EXEC_BLOCKS:-40}
+cycles=${MMAP3_BENCH_CYCLES:-8}
+exec_cycles=${MMAP3_BENCH_EXEC_CYCLES:-8}
 map_iters=${MMAP3_BENCH_MAP_ITERS:-2000}
 cold_iters=${MMAP3_BENCH_COLD_ITERS:-2000}
-exec_iters=${MMAP3_BENCH_EXEC_ITERS:-50}
+exec_iters=${MMAP3_BENCH_EXEC_ITERS:-25}
 if [ "${MMAP3_BENCH_ICOUNT:-1}" = 1 ]; then
 	timing=icount
 	export MMAP3_QEMU_OPTS="-icount shift=0,sleep=on"
@@ -48,8 +49,8 @@ tiny_id=$(readelf -n "$guest/tiny" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p'
 [ -n "$tiny_id" ] || die "tests/bench/tiny.c: no build-id"
 cp "$MMAP3_ROOT/tests/bench/bench.sh" "$MMAP3_ROOT/tests/bench/bench-upstream.sh" "$guest/"
 cat >"$guest/bench.conf" <<EOF
-BLOCKS=$blocks
-EXEC_BLOCKS=$exec_blocks
+CYCLES=$cycles
+EXEC_CYCLES=$exec_cycles
 MAP_ITERS=$map_iters
 COLD_ITERS=$cold_iters
 EXEC_ITERS=$exec_iters

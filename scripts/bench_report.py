@@ -6,9 +6,11 @@
 Usage: bench_report.py PATCHED_TESTS_LOG UPSTREAM_TESTS_LOG
 
 mmap3_bench runs every configuration once per block, the blocks one after
-the other, the order rotating from block to block. A ratio is taken within
-each block (configurations a few seconds apart), then summarised over the
-blocks as median [interquartile range]; times likewise.
+the other, the order rotating from block to block; a cycle is as many
+blocks as there are configurations (each runs once in each place). A
+configuration's time in a cycle is its mean over the cycle's blocks; a
+ratio is taken within each cycle, then summarised over the cycles as median
+[interquartile range]; times likewise.
 """
 import statistics
 import sys
@@ -100,12 +102,15 @@ class Report:
         self.targets.append([what, value, "met" if ok else "**missed**", note])
 
     def times(self, rows, test, per, **kw):
-        """{cfg: {block: ns per call}} of one test."""
+        """{cfg: {cycle: mean ns per call over the cycle's blocks}} of one test."""
+        n = len({r["cfg"] for r in select(rows, test=test, **kw)})
         out = {}
         for cfg in NAMES:
-            sel = select(rows, test=test, cfg=cfg, **kw)
-            if sel:
-                out[cfg] = {r["block"]: per(r) for r in sel}
+            cycles = {}
+            for r in select(rows, test=test, cfg=cfg, **kw):
+                cycles.setdefault(r["block"] // n, []).append(per(r))
+            if cycles:
+                out[cfg] = {c: statistics.mean(v) for c, v in cycles.items()}
         return out
 
     def module(self, rows, cfg, **kw):
@@ -130,19 +135,19 @@ class Report:
         self.table(head, body)
 
     def added(self, t, cfg, base="none"):
-        """Median over blocks of what cfg adds to base, in µs per call."""
+        """Median over cycles of what cfg adds to base, in µs per call."""
         return med([(t[cfg][k] - t[base][k]) / 1000 for k in t[cfg] if k in t[base]])
 
     def item1(self):
         self.w("## 1. mmap+munmap of an ELF file, warm page cache, one event on the task")
         self.w()
-        t = self.times(self.p, "map", lambda r: r["ns"] / r["iters"], mode="warm")
+        t = self.times(self.p, "map", lambda r: r["ns"] / r["iters"], item=1)
         self.ratio_table(t, "µs per call", ["none", "mmap2", "mmap2bid"],
                          [("module: hits / reads per call",
-                           lambda c: self.module(self.p, c, test="map", mode="warm"))])
+                           lambda c: self.module(self.p, c, test="map", item=1))])
         if all(c in t for c in ("none", "mmap2", "mmap2bid", "mmap3")):
             a2, ab, a3 = (self.added(t, c) for c in ("mmap2", "mmap2bid", "mmap3"))
-            self.w(f"Over no event, per call (median of per-block differences): MMAP2 adds "
+            self.w(f"Over no event, per call (median of per-cycle differences): MMAP2 adds "
                    f"{a2:.1f} µs, MMAP2+build_id {ab:.1f} µs, MMAP3 {a3:.1f} µs "
                    f"({a3 / a2:.2f}× what MMAP2 adds).")
             self.w()
@@ -155,12 +160,11 @@ class Report:
     def item2(self):
         self.w("## 2. mmap+munmap, the file's pages dropped before each call")
         self.w()
-        t = self.times(self.p, "map", lambda r: (r["ns"] - r["drop_ns"]) / r["iters"],
-                       mode="cold")
-        drops = [r["drop_ns"] / r["iters"] / 1000 for r in select(self.p, test="map", mode="cold")]
+        t = self.times(self.p, "map", lambda r: (r["ns"] - r["drop_ns"]) / r["iters"], item=2)
+        drops = [r["drop_ns"] / r["iters"] / 1000 for r in select(self.p, test="map", item=2)]
         self.ratio_table(t, "µs per call", ["none", "mmap2bid"],
                          [("module: hits / reads per call",
-                           lambda c: self.module(self.p, c, test="map", mode="cold"))])
+                           lambda c: self.module(self.p, c, test="map", item=2))])
         self.w("The pages are dropped with `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)` on "
                "the file (ext2 on a loop device, `/mnt`) before each call; the drops are "
                "timed again alone after each loop (mean "
@@ -198,14 +202,14 @@ class Report:
         self.w("## 4. No MMAP3 event: the patched kernel, module loaded, against the unpatched kernel")
         self.w()
         per = lambda r: r["ns"] / r["iters"]  # noqa: E731
-        pw = self.times(self.p, "map", per, mode="warm")
-        uw = self.times(self.u, "map", per, mode="warm")
+        pw = self.times(self.p, "map", per, item=4)
+        uw = self.times(self.u, "map", per, item=4)
         body = []
         for cfg in ("none", "mmap2", "mmap2bid"):
             if cfg not in pw or cfg not in uw or "ref" not in pw or "ref" not in uw:
                 continue
-            # Each boot's time over its user-space loop in the same block;
-            # blocks of the two boots paired by number.
+            # Each boot's time over its user-space loop in the same cycle;
+            # cycles of the two boots paired by number.
             pn = {k: v / pw["ref"][k] for k, v in pw[cfg].items() if k in pw["ref"]}
             un = {k: v / uw["ref"][k] for k, v in uw[cfg].items() if k in uw["ref"]}
             norm = ratios(pn, un)
@@ -268,21 +272,21 @@ class Report:
                    "jiffies clock source: 4 ms steps, so whole loops are timed), on a host "
                    "shared with other work: only the ratios mean anything.**")
         self.w()
-        self.w("Configurations are interleaved (each block runs each once, in an order "
-               "rotating from block to block); every ratio is taken within a block, then "
-               "given as median [interquartile range] over the blocks.")
+        self.w("Configurations are interleaved: each block runs each once, in an order "
+               "rotating from block to block, and a cycle has as many blocks as there are "
+               "configurations, so that each runs once in each place (where it runs matters "
+               "even under -icount: kernel state left by the one before). A configuration's "
+               "time in a cycle is its mean over the cycle; every ratio is taken within a "
+               "cycle, then given as median [interquartile range] over the cycles.")
         self.w()
         for note in self.p_notes + [n for n in self.u_notes if not n.startswith("bench.conf:")]:
             self.w(f"- {note}")
-        conf = [r for r in self.p if r.get("test") == "map"]
-        if conf:
-            blocks = len({r["block"] for r in conf})
-            self.w(f"- {blocks} blocks; per block and configuration: "
-                   + ", ".join(f"{t} {select(self.p, test=t.split()[0], **kw)[0]['iters']} calls"
-                               for t, kw in (("map warm", {"mode": "warm"}),
-                                             ("map cold", {"mode": "cold"}),
-                                             ("exec", {}))
-                               if select(self.p, test=t.split()[0], **kw)))
+        c = self.conf
+        if c:
+            self.w(f"- {c.get('CYCLES')} cycles of {c.get('MAP_ITERS')} warm and "
+                   f"{c.get('COLD_ITERS')} cold mmap+munmap calls per configuration and block; "
+                   f"{c.get('EXEC_CYCLES')} cycles of {c.get('EXEC_ITERS')} fork+exec per "
+                   "configuration and block")
         for r in select(self.p, test="resident"):
             self.w(f"- cold check: `{r['file']}` has {r['warm']} of {r['pages']} pages in the "
                    f"page cache after a read, {r['cold']} after POSIX_FADV_DONTNEED")

@@ -4,11 +4,11 @@
  * machine-readable line per measurement ("bench KEY=VALUE ...", read by
  * scripts/bench_report.py from the guest's output).
  *
- *   mmap3_bench map FILE warm|cold ITERS BLOCKS CFG...
+ *   mmap3_bench map FILE warm|cold ITERS CYCLES CFG...
  *	mmap+munmap of FILE (all of it, PROT_READ|PROT_EXEC, MAP_PRIVATE),
  *	ITERS calls per configuration and block; "cold" drops FILE's pages
  *	(POSIX_FADV_DONTNEED) before each call
- *   mmap3_bench exec BIN BUILDID ITERS BLOCKS CFG...
+ *   mmap3_bench exec BIN BUILDID ITERS CYCLES CFG...
  *	fork+exec+wait of BIN, with a system-wide event (one per CPU, pid -1);
  *	counts the records of BIN with BUILDID
  *   mmap3_bench cover DIR warm|cold CFG...
@@ -29,7 +29,11 @@
  *
  * Configurations are interleaved: each block runs every configuration
  * once, in an order rotated from block to block, so that a slow moment of
- * the (shared) host hits all of them alike. The event is opened, its ring
+ * the (shared) host hits all of them alike; a cycle is as many blocks as
+ * there are configurations, so that each runs once in each place. (Where a
+ * configuration runs matters even under -icount: after some others, the
+ * same loop takes ~700 more instructions per call, kernel state left
+ * behind; the report averages each configuration over a cycle.) The event is opened, its ring
  * mapped and the module (re)loaded outside the timed loop. Times are
  * CLOCK_MONOTONIC over a whole loop: make bench runs QEMU with -icount,
  * where the guest's clock counts instructions (tsc, 1 ns each); without
@@ -52,6 +56,15 @@
 #define MAX_CPUS	16
 #define MAX_CFGS	8
 #define REF_SCALE	1000
+/*
+ * Where the benchmarked file is mapped: far from every other mapping, at
+ * the same place in every configuration. Left to the kernel, the address
+ * depends on what else is mapped (the ring or not, ASLR), and so does the
+ * cost of inserting and removing the mapping in the maple tree of the
+ * process, by more than what listening costs (a node split and a
+ * rebalance per call, seen with perf in the guest).
+ */
+#define MAP_AT		((void *)0x200000000000ul)
 #define STATS		"/sys/kernel/debug/mmap3/stats"
 
 static void die(const char *what)
@@ -177,6 +190,72 @@ static void stats_print(const struct stats *a, const struct stats *b)
 	       b->deferred - a->deferred, b->emitted - a->emitted);
 }
 
+/*
+ * What the timed loops drain the rings into: the bytes are copied out with
+ * memcpy() and the ring's tail moved on, as a profiler that writes its rings
+ * to a file does; the records are looked at after the loop only, so that
+ * parsing them in user space is not timed (ring_drain() of mmap3_util.h
+ * copies byte by byte, in time proportional to the size of the records).
+ */
+struct sink {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+static void sink_drain(struct ring *r, struct sink *s)
+{
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	size_t n = head - tail, off = tail % r->data_size, first;
+
+	if (s->len + n > s->cap) {
+		errno = ENOSPC;
+		die("sink");
+	}
+	first = n < r->data_size - off ? n : r->data_size - off;
+	memcpy(s->buf + s->len, r->data + off, first);
+	memcpy(s->buf + s->len + first, r->data, n - first);
+	s->len += n;
+	__atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/* Calls @fn on each record in @s, counts PERF_RECORD_LOST into @lost; empties @s. */
+static int sink_parse(struct sink *s, void (*fn)(const struct perf_event_header *h, void *ctx),
+		      void *ctx, unsigned long long *lost)
+{
+	size_t off = 0;
+	int n = 0;
+
+	while (off + sizeof(struct perf_event_header) <= s->len) {
+		struct perf_event_header *h = (void *)(s->buf + off);
+
+		if (!h->size)
+			break;
+		if (h->type == PERF_RECORD_LOST)
+			*lost += ((uint64_t *)(h + 1))[1];
+		if (fn)
+			fn(h, ctx);
+		off += h->size;
+		n++;
+	}
+	s->len = 0;
+	return n;
+}
+
+static struct sink *sink_get(void)
+{
+	static struct sink s;
+
+	if (!s.buf) {
+		s.cap = 16 << 20;
+		s.buf = malloc(s.cap);
+		if (!s.buf)
+			die("malloc");
+	}
+	s.len = 0;
+	return &s;
+}
+
 static void drop(int fd)
 {
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
@@ -194,6 +273,37 @@ static void warm(int fd)
 		off += n;
 }
 
+/* Maps @fd as a loader maps a text segment, at MAP_AT. */
+static void *map_file(int fd, size_t len)
+{
+	return mmap(MAP_AT, len, PROT_READ | PROT_EXEC,
+		    MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+}
+
+/* An anonymous stand-in for a ring, where the ring would be, touched as a ring is. */
+static int ring_stand_in(struct ring *r)
+{
+	size_t size = (RING_PAGES + 1) * sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	/* A ring is not inherited (VM_DONTCOPY) */
+	if (madvise(p, size, MADV_DONTFORK))
+		return -1;
+	memset(p, 0, size);
+	r->meta = p;
+	r->data_size = size;
+	r->copy = malloc(65536);	/* as ring_map() does */
+	return r->copy ? 0 : -1;
+}
+
+static void ring_stand_in_unmap(struct ring *r)
+{
+	munmap(r->meta, r->data_size);
+	free(r->copy);
+}
+
 /* The configuration block @block runs @i-th: the list rotated by @block. */
 static const char *rotated(char **cfgs, int n, int block, int i)
 {
@@ -207,6 +317,8 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 	struct stats s0, s1;
 	int fd, ev, records = 0;
 	struct ring r = { .fd = -1 };
+	unsigned long long lost = 0;
+	struct sink *sink;
 	size_t len;
 	long i;
 
@@ -230,10 +342,13 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 		die("perf_event_open");
 	if (ev >= 0 && ring_map(&r, ev, RING_PAGES))
 		die("mmap ring");
+	/* Without an event, the same layout: an area the size of a ring, used. */
+	if (ev < 0 && ring_stand_in(&r))
+		die("mmap");
 	warm(fd);
 	/* A few calls first: the module's cache entry, the CPU's caches. */
 	for (i = 0; i < 16; i++) {
-		void *p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		void *p = map_file(fd, len);
 
 		if (p == MAP_FAILED)
 			die("mmap");
@@ -242,6 +357,7 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 	if (ev >= 0)
 		ring_drain(&r, NULL, NULL);
 
+	sink = sink_get();
 	stats_read(&s0);
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {
@@ -249,17 +365,18 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 
 		if (cold)
 			drop(fd);
-		p = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		p = map_file(fd, len);
 		if (p == MAP_FAILED)
 			die("mmap");
 		munmap(p, len);
 		if (ev >= 0 && i % DRAIN_EVERY == DRAIN_EVERY - 1)
-			records += ring_drain(&r, NULL, NULL);
+			sink_drain(&r, sink);
 	}
 	if (ev >= 0)
-		records += ring_drain(&r, NULL, NULL);
+		sink_drain(&r, sink);
 	t1 = now_ns();
 	stats_read(&s1);
+	records = sink_parse(sink, NULL, NULL, &lost);
 	/* The drops alone, on the same file: its pages are out already. */
 	if (cold)
 		for (i = 0; i < iters; i++)
@@ -269,11 +386,13 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 	printf("bench %stest=map mode=%s cfg=%s block=%d iters=%ld ns=%llu drop_ns=%llu records=%d lost=%llu",
 	       tag(), cold ? "cold" : "warm", cfg, block, iters,
 	       (unsigned long long)(t1 - t0), (unsigned long long)(cold ? t2 - t1 : 0),
-	       records, (unsigned long long)(ev >= 0 ? r.lost : 0));
+	       records, lost);
 	stats_print(&s0, &s1);
 	printf("\n");
 	if (ev >= 0)
 		ring_unmap(&r);
+	else
+		ring_stand_in_unmap(&r);
 	close(fd);
 }
 
@@ -282,7 +401,7 @@ static int cmd_map(int argc, char **argv)
 	const char *path = argv[2];
 	bool cold = !strcmp(argv[3], "cold");
 	long iters = atol(argv[4]);
-	int blocks = atoi(argv[5]), n = argc - 6, b, i;
+	int n = argc - 6, blocks = atoi(argv[5]) * n, b, i;
 
 	pin_cpu0();
 	for (b = 0; b < blocks; b++)
@@ -329,6 +448,7 @@ static void exec_block(const char *cfg, int block, const char *bin,
 	char *const args[] = { (char *)bin, NULL }, *const env[] = { NULL };
 	unsigned long long lost = 0;
 	struct stats s0, s1;
+	struct sink *sink;
 	uint64_t t0, t1;
 	long i;
 
@@ -338,14 +458,17 @@ static void exec_block(const char *cfg, int block, const char *bin,
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		int ev = cfg_open(cfg, -1, cpu);
 
+		if (ev == -2 && ring_stand_in(&rings[cpu]))
+			die("mmap");
 		if (ev == -2)
-			break;
+			continue;
 		if (ev < 0)
 			die("perf_event_open");
 		if (ring_map(&rings[nev++], ev, RING_PAGES))
 			die("mmap ring");
 	}
 
+	sink = sink_get();
 	stats_read(&s0);
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {
@@ -361,14 +484,16 @@ static void exec_block(const char *cfg, int block, const char *bin,
 		if (waitpid(pid, &status, 0) != pid || status)
 			die("child");
 		for (cpu = 0; cpu < nev; cpu++)
-			records += ring_drain(&rings[cpu], exec_collect, &c);
+			sink_drain(&rings[cpu], sink);
 	}
 	t1 = now_ns();
 	stats_read(&s1);
-	for (cpu = 0; cpu < nev; cpu++) {
-		lost += rings[cpu].lost;
-		ring_unmap(&rings[cpu]);
-	}
+	records = sink_parse(sink, exec_collect, &c, &lost);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (cpu < nev)
+			ring_unmap(&rings[cpu]);
+		else
+			ring_stand_in_unmap(&rings[cpu]);
 
 	printf("bench %stest=exec cfg=%s block=%d iters=%ld ns=%llu records=%d lost=%llu mappings=%ld right=%ld",
 	       tag(), cfg, block, iters, (unsigned long long)(t1 - t0), records,
@@ -380,7 +505,7 @@ static void exec_block(const char *cfg, int block, const char *bin,
 static int cmd_exec(int argc, char **argv)
 {
 	long iters = atol(argv[4]);
-	int blocks = atoi(argv[5]), n = argc - 6, b, i;
+	int n = argc - 6, blocks = atoi(argv[5]) * n, b, i;
 
 	for (b = 0; b < blocks; b++)
 		for (i = 0; i < n; i++)
@@ -519,6 +644,8 @@ static int cmd_resident(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Now, and partly used: the same mappings and pages in every block. */
+	memset(sink_get()->buf, 0, 65536);
 	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "map"))
 		return cmd_map(argc, argv);
 	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "exec"))
