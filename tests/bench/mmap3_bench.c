@@ -414,7 +414,7 @@ struct exec_count {
 	const char *bin;
 	uint8_t want[BUILD_ID_SIZE_MAX];
 	int want_size;
-	long mappings, right;
+	long mmaps, mappings, right;
 };
 
 /* Counts the executable mappings of the benchmarked binary, and the right ones. */
@@ -424,6 +424,7 @@ static void exec_collect(const struct perf_event_header *h, void *ctx)
 	const struct mmap2_record *r2 = (const void *)h;
 	struct exec_count *c = ctx;
 
+	c->mmaps += h->type == PERF_RECORD_MMAP3 || h->type == PERF_RECORD_MMAP2;
 	if (h->type == PERF_RECORD_MMAP3 && (r3->prot & PROT_EXEC) &&
 	    !strcmp(r3->filename, c->bin)) {
 		c->mappings++;
@@ -495,9 +496,9 @@ static void exec_block(const char *cfg, int block, const char *bin,
 		else
 			ring_stand_in_unmap(&rings[cpu]);
 
-	printf("bench %stest=exec cfg=%s block=%d iters=%ld ns=%llu records=%d lost=%llu mappings=%ld right=%ld",
+	printf("bench %stest=exec cfg=%s block=%d iters=%ld ns=%llu records=%d lost=%llu mmaps=%ld mappings=%ld right=%ld",
 	       tag(), cfg, block, iters, (unsigned long long)(t1 - t0), records,
-	       lost, c.mappings, c.right);
+	       lost, c.mmaps, c.mappings, c.right);
 	stats_print(&s0, &s1);
 	printf("\n");
 }
