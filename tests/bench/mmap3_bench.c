@@ -23,23 +23,27 @@
  * (attr.mmap3, the module loaded with cache_entries=0); and, for `map`
  * only, ref: a user-space loop of REF_SCALE * ITERS iterations (about as
  * long as the loop of none) that says how fast the host runs the guest at
- * that moment, to compare two boots. `map` and
- * `cover` open a dummy software event on the task, `exec` one per CPU; the
- * rings are mapped and drained.
+ * that moment, to compare two boots. `map` and `cover` open a dummy
+ * software event on the task, `exec` one per CPU; the rings are mapped and
+ * drained. Timed loops drain with memcpy() and parse the records after the
+ * loop.
  *
  * Configurations are interleaved: each block runs every configuration
  * once, in an order rotated from block to block, so that a slow moment of
  * the (shared) host hits all of them alike; a cycle is as many blocks as
- * there are configurations, so that each runs once in each place. (Where a
- * configuration runs matters even under -icount: after some others, the
- * same loop takes ~700 more instructions per call, kernel state left
- * behind; the report averages each configuration over a cycle.) The event is opened, its ring
- * mapped and the module (re)loaded outside the timed loop. Times are
- * CLOCK_MONOTONIC over a whole loop: make bench runs QEMU with -icount,
- * where the guest's clock counts instructions (tsc, 1 ns each); without
- * it the test kernel's clock source is jiffies (4 ms steps), and only long
- * loops can be timed. A cold loop is followed by as many drops alone, timed
- * too, for the report to subtract.
+ * there are configurations, so that each runs once in each place (kernel
+ * state left by the one before can change a loop's instruction count by a
+ * few percent; the report averages each configuration over a cycle). All
+ * configurations see the same mappings in the process: without an event,
+ * an anonymous stand-in takes the ring's place, and the file is mapped at
+ * MAP_AT. The event is opened, its ring mapped and the module (re)loaded
+ * outside the timed loop.
+ *
+ * Times are CLOCK_MONOTONIC over a whole loop: make bench runs QEMU with
+ * -icount, where the guest's clock counts instructions (tsc, 1 ns each);
+ * without it the test kernel's clock source is jiffies (4 ms steps), and
+ * only long loops can be timed. A cold loop is followed by as many drops
+ * alone, timed too, for the report to subtract.
  *
  * The module is (re)loaded from $MMAP3_MODULE (default /tests/mmap3.ko)
  * when a configuration needs it in the other state; $BENCH_TAG is copied
