@@ -155,7 +155,7 @@ class Report:
             r2 = med(ratios(t["mmap3"], t["mmap2"]))
             why = ("" if rb <= 1.0 else
                    f"MMAP3 adds {a3:.2f} µs per call to no event, MMAP2+build_id {ab:.2f}: "
-                   "the second pass that writes the record (README: Benchmarks)")
+                   "the second pass that writes the record (tests/bench/NOTES.md)")
             self.target("1: MMAP3 cache hit ≤ MMAP2+build_id", rb <= 1.0, f"{rb:.3f}", why)
             self.target("1: MMAP3 cache hit within 10% of MMAP2", r2 <= 1.10, f"{r2:.3f}")
         self.warm = t
@@ -205,7 +205,7 @@ class Report:
                    f"per exec the hook looked up {sum(x['hits'] + x['misses'] for x in sel) / n:.1f} "
                    f"files and emitted {sum(x['emitted'] for x in sel) / n:.1f} records, of which "
                    f"{sum(x['mmaps'] for x in sel) / n:.1f} reached a ring: non-executable "
-                   "mappings, which no event records (README: Benchmarks)")
+                   "mappings, which no event records (tests/bench/NOTES.md)")
             self.target("3: exec, MMAP3 ≤ MMAP2+build_id", r <= 1.0, f"{r:.3f}", why)
 
     def item4(self):
@@ -293,10 +293,10 @@ class Report:
         self.w()
         self.w("Configurations are interleaved: each block runs each once, in an order "
                "rotating from block to block, and a cycle has as many blocks as there are "
-               "configurations, so that each runs once in each place (where it runs matters "
-               "even under -icount: kernel state left by the one before). A configuration's "
+               "configurations, so that each runs once in each place. A configuration's "
                "time in a cycle is its mean over the cycle; every ratio is taken within a "
-               "cycle, then given as median [interquartile range] over the cycles.")
+               "cycle, then given as median [interquartile range] over the cycles. How it "
+               "measures, and what the results mean: tests/bench/NOTES.md.")
         self.w()
         for note in self.p_notes + [n for n in self.u_notes if not n.startswith("bench.conf:")]:
             self.w(f"- {note}")
@@ -321,7 +321,7 @@ class Report:
                "but the kernel's state differs from boot to boot (memory layout, allocator "
                "state of the tinyconfig test kernel: SLUB_TINY, one CPU), and with it every "
                "listening configuration's cost by a few percent: differences under ~5% "
-               "between two listening configurations are ties (README: Benchmarks).")
+               "between two listening configurations are ties (tests/bench/NOTES.md).")
         self.w()
         self.table(["target", "value", "", "note"], self.targets)
         return "\n".join(self.out)
