@@ -317,7 +317,7 @@ static const char *rotated(char **cfgs, int n, int block, int i)
 static void map_block(const char *cfg, int block, const char *path, bool cold,
 		      long iters)
 {
-	uint64_t t0, t1, t2;
+	uint64_t t0, t1, t2, t3;
 	struct stats s0, s1;
 	int fd, ev, records = 0;
 	struct ring r = { .fd = -1 };
@@ -382,14 +382,15 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 	stats_read(&s1);
 	records = sink_parse(sink, NULL, NULL, &lost);
 	/* The drops alone, on the same file: its pages are out already. */
+	t2 = now_ns();
 	if (cold)
 		for (i = 0; i < iters; i++)
 			drop(fd);
-	t2 = now_ns();
+	t3 = now_ns();
 
 	printf("bench %stest=map mode=%s cfg=%s block=%d iters=%ld ns=%llu drop_ns=%llu records=%d lost=%llu",
 	       tag(), cold ? "cold" : "warm", cfg, block, iters,
-	       (unsigned long long)(t1 - t0), (unsigned long long)(cold ? t2 - t1 : 0),
+	       (unsigned long long)(t1 - t0), (unsigned long long)(cold ? t3 - t2 : 0),
 	       records, lost);
 	stats_print(&s0, &s1);
 	printf("\n");
