@@ -98,8 +98,10 @@ class Report:
             self.w("| " + " | ".join(r) + " |")
         self.w()
 
-    def target(self, what, ok, value, note=""):
-        self.targets.append([what, value, "met" if ok else "**missed**", note])
+    def target(self, what, ok, value, note="", tie=False):
+        """ok: met; tie: missed by less than what a boot changes (1%)."""
+        verdict = "met" if ok else "tie (missed by < 1%)" if tie else "**missed**"
+        self.targets.append([what, value, verdict, note])
 
     def times(self, rows, test, per, **kw):
         """{cfg: {cycle: mean ns per call over the cycle's blocks}} of one test."""
@@ -155,8 +157,9 @@ class Report:
             r2 = med(ratios(t["mmap3"], t["mmap2"]))
             why = ("" if rb <= 1.0 else
                    f"MMAP3 adds {a3:.2f} µs per call to no event, MMAP2+build_id {ab:.2f}; "
-                   "where it goes: tests/bench/NOTES.md")
-            self.target("1: MMAP3 cache hit ≤ MMAP2+build_id", rb <= 1.0, f"{rb:.3f}", why)
+                   "where it goes, and other boots: tests/bench/NOTES.md")
+            self.target("1: MMAP3 cache hit ≤ MMAP2+build_id", rb <= 1.0, f"{rb:.3f}", why,
+                        rb <= 1.01)
             self.target("1: MMAP3 cache hit within 10% of MMAP2", r2 <= 1.10, f"{r2:.3f}",
                         "" if r2 <= 1.10 else "where it goes: tests/bench/NOTES.md")
         self.warm = t
@@ -207,7 +210,7 @@ class Report:
                    f"files and emitted {sum(x['emitted'] for x in sel) / n:.1f} records, of which "
                    f"{sum(x['mmaps'] for x in sel) / n:.1f} reached a ring: non-executable "
                    "mappings, which no event records (tests/bench/NOTES.md)")
-            self.target("3: exec, MMAP3 ≤ MMAP2+build_id", r <= 1.0, f"{r:.3f}", why)
+            self.target("3: exec, MMAP3 ≤ MMAP2+build_id", r <= 1.0, f"{r:.3f}", why, r <= 1.01)
 
     def item4(self):
         self.w("## 4. No MMAP3 event: the patched kernel, module loaded, against the unpatched kernel")
