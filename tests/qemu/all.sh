@@ -63,5 +63,6 @@ run mmap3_dkms dkms_module
 if [ -e /sys/kernel/debug/kmemleak ]; then
 	echo scan >/sys/kernel/debug/kmemleak
 	echo scan >/sys/kernel/debug/kmemleak
+	echo "# kmemleak: scanned twice; reports follow, if any"
 	cat /sys/kernel/debug/kmemleak
 fi
