@@ -27,8 +27,8 @@ log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches"
 	die "checkpatch.pl --strict reports problems (above)"
 log "checkpatch.pl --strict on ${#ppatches[@]} perf patches (errors fail)"
 out=$("$KSRC/scripts/checkpatch.pl" --strict --terse --no-tree --show-types "${ppatches[@]}" || true)
-printf '%s\n' "$out" | grep -E ':(ERROR|WARNING|CHECK):' >&2 || true
-if printf '%s\n' "$out" | grep -q ':ERROR:'; then
+printf '%s\n' "$out" | grep -E ': (ERROR|WARNING|CHECK):' >&2 || true
+if printf '%s\n' "$out" | grep -q ': ERROR:'; then
 	die "checkpatch.pl finds errors in the perf series"
 fi
 
