@@ -107,7 +107,8 @@ impl core::ops::Deref for OwnedMapInfo {
 
 /// What the module does with each mapping.
 pub(crate) trait Provider: Sized + Sync {
-    /// Called for each mapping while an mmap3 event exists, under
+    /// Called for each mapping an mmap3 event may record (executable ones,
+    /// and the others while an mmap3 event has `mmap_data`), under
     /// `mmap_lock`: may sleep and allocate, must not read the file; work
     /// that reads goes to [`Registration::defer`].
     fn mmap(registration: &Registration<Self>, vma: &Vma, info: &MapInfo);
