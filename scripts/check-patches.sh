@@ -12,12 +12,6 @@
 
 "$MMAP3_ROOT/scripts/kernel.sh"	# the tree, the base tag and the config
 
-series() {
-	local p
-	for p in "$1"/*.patch; do
-		case "$p" in */0000-cover-letter.patch) ;; *) echo "$p" ;; esac
-	done
-}
 mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 patches=("${kpatches[@]}" "${ppatches[@]}")

@@ -36,10 +36,7 @@ fi
 
 # 2. Apply the series.
 shopt -s nullglob
-patches=()
-for p in "$MMAP3_ROOT"/patches/*.patch "$MMAP3_ROOT"/patches/perf/*.patch; do
-	case "$p" in */0000-cover-letter.patch) ;; *) patches+=("$p") ;; esac
-done
+mapfile -t patches < <(series "$MMAP3_ROOT/patches"; series "$MMAP3_ROOT/patches/perf")
 phash=$(hash_of "${patches[@]}" /dev/null)
 if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 	log "applying ${#patches[@]} patches from patches/ to mmap3-base"
@@ -57,13 +54,9 @@ fi
 # The upstream kernel is built from a worktree of the base, without the series.
 src=$KSRC
 if [ "$MMAP3_KERNEL" = upstream ]; then
-	src=$MMAP3_CACHE/linux-upstream
+	src=$UPSTREAM_SRC
 	phash=none
-	if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then
-		rm -rf "$src"
-		git -C "$KSRC" worktree prune
-		git -C "$KSRC" worktree add -q --detach "$src" mmap3-base
-	fi
+	upstream_worktree
 fi
 
 # 3 + 4. Configure and build.

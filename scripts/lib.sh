@@ -60,3 +60,23 @@ hash_of() {
 		cat "$f"
 	done | sha256sum | cut -c1-16
 }
+
+# series DIR: the patches of a series, in order, without its cover letter.
+series() {
+	local p
+	for p in "$1"/*.patch; do
+		case "$p" in */0000-cover-letter.patch | "$1/*.patch") ;; *) echo "$p" ;; esac
+	done
+}
+
+# upstream_worktree: $MMAP3_CACHE/linux-upstream, a worktree of $KSRC at
+# mmap3-base (no series), made or reset when it is not there.
+UPSTREAM_SRC=$MMAP3_CACHE/linux-upstream
+upstream_worktree() {
+	if [ "$(git -C "$UPSTREAM_SRC" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then
+		log "making the upstream worktree $UPSTREAM_SRC (mmap3-base)"
+		rm -rf "$UPSTREAM_SRC"
+		git -C "$KSRC" worktree prune
+		git -C "$KSRC" worktree add -q --detach "$UPSTREAM_SRC" mmap3-base
+	fi
+}

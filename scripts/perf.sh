@@ -23,7 +23,7 @@
 shopt -s nullglob
 case "$MMAP3_KERNEL" in
 upstream)
-	src=$MMAP3_CACHE/linux-upstream
+	src=$UPSTREAM_SRC
 	out=$MMAP3_CACHE/perf-upstream
 	inputs=("$0" "$MMAP3_ROOT/scripts/lib.sh")
 	;;
@@ -43,12 +43,7 @@ fi
 "$MMAP3_ROOT/scripts/deps.sh"
 
 if [ "$MMAP3_KERNEL" = upstream ]; then
-	if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then
-		log "making the upstream worktree $src (mmap3-base)"
-		rm -rf "$src"
-		git -C "$KSRC" worktree prune
-		git -C "$KSRC" worktree add -q --detach "$src" mmap3-base
-	fi
+	upstream_worktree
 else
 	[ -f "$src/tools/perf/Makefile.perf" ] || die "no kernel tree at $src: run scripts/kernel.sh"
 	grep -q 'struct perf_record_mmap3 {' "$src/tools/lib/perf/include/perf/event.h" ||
