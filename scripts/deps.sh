@@ -22,7 +22,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	pins=()
 	for p in "${missing[@]}"; do
 		if [ "$p" = linux-source-6.12 ] &&
-		   apt-cache madison linux-source-6.12 | grep -qF "| $KVER_PIN |"; then
+		   apt-cache madison linux-source-6.12 | grep -F "| $KVER_PIN |" >/dev/null; then
 			pins+=("linux-source-6.12=$KVER_PIN")
 		elif [ "$p" = linux-source-6.12 ]; then
 			log "linux-source-6.12 $KVER_PIN is no longer served; taking the newest 6.12"

@@ -16,7 +16,10 @@ KSRC=$MMAP3_CACHE/linux-source-6.12        # git repository, patches applied
 
 # Which kernel the scripts build and boot (MMAP3_KERNEL):
 #   test      the series, tinyconfig + kernel/mmap3.config (the default);
-#   debug     the same + kernel/debug.config (KASAN, lockdep, kmemleak, ...);
+#   debug     the same + kernel/debug.config (KASAN, lockdep, kmemleak,
+#             PREEMPT, fault injection, ...);
+#   kcsan     the same + kernel/kcsan.config (the data race detector, which
+#             excludes KASAN);
 #   upstream  no series (a worktree at mmap3-base): the benchmarks' baseline.
 MMAP3_KERNEL=${MMAP3_KERNEL:-test}
 KCONFIG_FRAGMENTS=("$MMAP3_ROOT/kernel/mmap3.config")
@@ -26,8 +29,12 @@ debug)
 	KOBJ=$MMAP3_CACHE/kernel-debug
 	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/kernel/debug.config")
 	;;
+kcsan)
+	KOBJ=$MMAP3_CACHE/kernel-kcsan
+	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/kernel/kcsan.config")
+	;;
 upstream) KOBJ=$MMAP3_CACHE/kernel-upstream ;;
-*) printf 'MMAP3_KERNEL must be test, debug or upstream\n' >&2; exit 1 ;;
+*) printf 'MMAP3_KERNEL must be test, debug, kcsan or upstream\n' >&2; exit 1 ;;
 esac
 # What is built from this checkout (module, guest files): one directory per
 # checkout, so that two checkouts can test side by side on one kernel.

@@ -13,6 +13,7 @@
 # or when the guest does not finish within TIMEOUT_SECONDS (default:
 # $MMAP3_TIMEOUT, else 900).
 # MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test.
+# MMAP3_SMP (default 2): the guest's CPUs; the run fails when fewer come up.
 # MMAP3_QEMU_OPTS: more QEMU options (make bench: -icount).
 # Prints "<passed> <failed> <skipped>" as its last line on stdout.
 . "$(dirname "$0")/../../scripts/lib.sh"
@@ -42,11 +43,12 @@ mke2fs -q -t ext2 -b 4096 -d "$tests/fixtures" "$root/disk.img" 16M
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$logs/initramfs.cpio.gz"
 rm -rf "$root"
 
+smp=${MMAP3_SMP:-2}
 accel=tcg
 [ "${MMAP3_KVM:-0}" = 1 ] && accel=kvm
-log "booting the guest ($accel) for $script; logs in $logs"
+log "booting the guest ($accel, $smp CPUs) for $script; logs in $logs"
 set +e
-timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp 2 \
+timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
 	-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5}" \
 	-display none -monitor none -no-reboot \
@@ -78,6 +80,11 @@ splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|UBSAN|kmemleak: [0-9]+ 
 if [ -n "$splats" ]; then
 	log "the kernel logged errors (full log: $logs/console.log):"
 	printf '%s\n' "$splats" | head -20 >&2
+	failed=$((failed + 1))
+fi
+cpus=$(sed -n 's/^mmap3-guest: cpus \([0-9]*\).*/\1/p' "$logs/tests.log")
+if [ "${cpus:-0}" != "$smp" ]; then
+	log "the guest has ${cpus:-no} online CPUs, not the $smp it was started with"
 	failed=$((failed + 1))
 fi
 if [ "$qemu_rc" = 124 ]; then
