@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A block device whose reads can be made to fail: ext2 on a device-mapper
- * device over a loop device. The tests mount it, open a file, drop the
- * page cache, then swap the table to the "error" target: the inode is in
- * memory, every read of the file's data fails with EIO.
+ * A block device whose reads can be made to fail or to be slow: ext2 on a
+ * device-mapper device over a loop device. The tests mount it, open a
+ * file, drop the page cache, then swap the table to the "error" target
+ * (the inode is in memory, every read of the file's data fails with EIO)
+ * or to the "delay" target (every read waits).
  */
 #ifndef MMAP3_DM_H
 #define MMAP3_DM_H
@@ -89,6 +90,25 @@ static inline int dm_disk_setup(struct dm_disk *d, const char *name)
 static inline int dm_disk_fail(struct dm_disk *d)
 {
 	if (dm_ioctl(DM_TABLE_LOAD, d->name, "error", d->sectors, "", 0, NULL))
+		return -1;
+	return dm_ioctl(DM_DEV_SUSPEND, d->name, NULL, 0, NULL, 0, NULL);
+}
+
+/*
+ * From now on every read of the device waits @ms milliseconds (the delay
+ * target); 0: reads go straight to the loop device again (linear). Either
+ * way the swap waits for the reads in flight.
+ */
+static inline int dm_disk_delay(struct dm_disk *d, unsigned int ms)
+{
+	char params[64];
+
+	if (ms)
+		snprintf(params, sizeof(params), "%s 0 %u", d->loop, ms);
+	else
+		snprintf(params, sizeof(params), "%s 0", d->loop);
+	if (dm_ioctl(DM_TABLE_LOAD, d->name, ms ? "delay" : "linear", d->sectors,
+		     params, 0, NULL))
 		return -1;
 	return dm_ioctl(DM_DEV_SUSPEND, d->name, NULL, 0, NULL, 0, NULL);
 }

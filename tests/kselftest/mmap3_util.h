@@ -293,4 +293,121 @@ static inline int drop_caches(void)
 	return ret;
 }
 
+/* Side-band attr for MMAP3 (@mmap3) or MMAP2 records, data mappings too with @mmap_data. */
+static inline void mmap_attr(struct perf_event_attr *attr, bool mmap3, int mmap_data)
+{
+	side_band_attr(attr);
+	if (mmap3) {
+		attr->mmap3 = 1;
+	} else {
+		attr->mmap = 1;
+		attr->mmap2 = 1;
+	}
+	attr->mmap_data = mmap_data;
+}
+
+/* The records read from a ring, each copied out, in ring order. */
+struct records {
+	struct perf_event_header **v;
+	int n, cap;
+};
+
+static inline void records_add(const struct perf_event_header *h, void *ctx)
+{
+	struct records *rs = ctx;
+	struct perf_event_header *copy;
+
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? 2 * rs->cap : 64;
+		void *v = realloc(rs->v, cap * sizeof(*rs->v));
+
+		if (!v)
+			abort();
+		rs->v = v;
+		rs->cap = cap;
+	}
+	copy = malloc(h->size);
+	if (!copy)
+		abort();
+	memcpy(copy, h, h->size);
+	rs->v[rs->n++] = copy;
+}
+
+/* Appends the records written to @r since the last read to @rs. */
+static inline int ring_read(struct ring *r, struct records *rs)
+{
+	return ring_drain(r, records_add, rs);
+}
+
+static inline void records_free(struct records *rs)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		free(rs->v[i]);
+	free(rs->v);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/*
+ * One counter of /sys/kernel/debug/mmap3/stats ("<name> <value>" lines),
+ * or -1 when the file or the counter is not there.
+ */
+static inline long long mmap3_stat(const char *name)
+{
+	char key[64];
+	long long val, ret = -1;
+	FILE *fp = fopen("/sys/kernel/debug/mmap3/stats", "r");
+
+	if (!fp)
+		return -1;
+	while (fscanf(fp, "%63s %lld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			ret = val;
+			break;
+		}
+	}
+	fclose(fp);
+	return ret;
+}
+
+/* The module's reference count (/sys/module/mmap3/refcnt), or -1. */
+static inline long mmap3_refcnt(void)
+{
+	FILE *fp = fopen("/sys/module/mmap3/refcnt", "r");
+	long ret = -1;
+
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%ld", &ret) != 1)
+		ret = -1;
+	fclose(fp);
+	return ret;
+}
+
+/* Copies @from to a new file @to, mode 0755, and syncs it; 0 or -1. */
+static inline int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, ret = -1;
+	ssize_t n;
+
+	in = open(from, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0755);
+	if (out < 0)
+		goto out_in;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			goto out_out;
+	if (!n && !fsync(out))
+		ret = 0;
+out_out:
+	close(out);
+out_in:
+	close(in);
+	return ret;
+}
+
 #endif /* MMAP3_UTIL_H */

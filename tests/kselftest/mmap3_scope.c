@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where and when MMAP3 records are written: exactly where and when MMAP2's
+ * are (DESIGN.md: MMAP3 is MMAP2 plus a build-id).
+ *
+ * - order: for one task, MMAP3 records come in the order of the MMAP2
+ *   records of a second event, whatever the build-id cache holds (an
+ *   mprotect() over two files; an exec with attr.mmap_data);
+ * - scope: the module works (its debugfs counters move) only for mappings
+ *   that an existing mmap3 event records;
+ * - inherit: a fork storm under an inherited event gives every child's
+ *   record, child events take no module reference, and the references are
+ *   back where they were after close;
+ * - sigkill: a task killed between mmap() and its return to user space has
+ *   exactly one record for that mapping, with a status, before its
+ *   PERF_RECORD_EXIT.
+ *
+ * The cold files are fresh copies of the fixtures on the block-backed
+ * fixtures_cold() (the guest's /mnt), made by each test: inodes the
+ * module's cache has never seen, with their page cache dropped.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "mmap3_dm.h"
+#include "mmap3_util.h"
+#include "../kselftest_harness.h"
+
+#define STATUS_FOUND	1
+#define STATUS_SKIPPED	7
+
+/* The copies a test made, unlinked by its teardown. */
+static char copies[8][PATH_MAX + 256];
+static int ncopies;
+
+/*
+ * A new copy of the fixture @name on fixtures_cold(), in @fx with its
+ * MANIFEST line: a new inode, which no cache has seen.
+ */
+static int fresh_copy(const char *name, struct fixture *fx)
+{
+	char *path;
+
+	if (ncopies == ARRAY_SIZE(copies) ||
+	    fixture_get_in(fixtures_cold(), name, fx))
+		return -1;
+	path = copies[ncopies];
+	snprintf(path, sizeof(copies[0]), "%s/scope-%d-%d-%s", fixtures_cold(),
+		 getpid(), ncopies, name);
+	if (copy_file(fx->path, path))
+		return -1;
+	ncopies++;
+	snprintf(fx->path, sizeof(fx->path), "%s", path);
+	return 0;
+}
+
+static void unlink_copies(void)
+{
+	while (ncopies)
+		unlink(copies[--ncopies]);
+}
+
+static bool have_cold_fixtures(void)
+{
+	struct fixture fx;
+
+	return !fixture_get_in(fixtures_cold(), "bid20.elf", &fx);
+}
+
+/* Opens an event with @attr; skips the test when there is no provider. */
+#define OPEN_EVENT(fd, attr, pid, cpu) do {					\
+	fd = sys_perf_event_open(attr, pid, cpu, -1, 0);			\
+	if (fd < 0 && errno == EOPNOTSUPP)					\
+		SKIP(return, "the mmap3 module is not loaded");		\
+	if (fd < 0 && errno == EINVAL && (attr)->mmap3)				\
+		SKIP(return, "kernel without attr.mmap3");			\
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));	\
+} while (0)
+
+static const char *status_name(unsigned int status)
+{
+	return status < 8 ? mmap3_status_names[status] : "?";
+}
+
+/* What MMAP2 and MMAP3 both say of a mapping. */
+struct mapping {
+	uint64_t addr, len, pgoff;
+	uint32_t prot, pid;
+	const char *filename;
+	const struct mmap3_record *r3;	/* NULL for MMAP2 */
+};
+
+/*
+ * The MMAP3 (@mmap3) or MMAP2 records of @rs, in ring order, of task @pid
+ * (any: 0) with an address in [@start, @end); at most @max in @out.
+ * Returns how many there are.
+ */
+static int mappings(const struct records *rs, bool mmap3, pid_t pid,
+		    uint64_t start, uint64_t end, struct mapping *out, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < rs->n; i++) {
+		const struct perf_event_header *h = rs->v[i];
+		const struct mmap3_record *r3 = (const void *)h;
+		const struct mmap2_record *r2 = (const void *)h;
+
+		if (h->type != (mmap3 ? PERF_RECORD_MMAP3 : PERF_RECORD_MMAP2))
+			continue;
+		/* pid, addr, len and pgoff are at the same offsets in both. */
+		if ((pid && r3->pid != (uint32_t)pid) || r3->addr < start ||
+		    r3->addr >= end)
+			continue;
+		if (n < max) {
+			out[n].addr = r3->addr;
+			out[n].len = r3->len;
+			out[n].pgoff = r3->pgoff;
+			out[n].pid = r3->pid;
+			out[n].prot = mmap3 ? r3->prot : r2->prot;
+			out[n].filename = mmap3 ? r3->filename : r2->filename;
+			out[n].r3 = mmap3 ? r3 : NULL;
+		}
+		n++;
+	}
+	return n;
+}
+
+static void log_mappings(struct __test_metadata *_metadata, const char *what,
+			 const struct mapping *m, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		TH_LOG("%s %2d: addr %#llx len %#llx pgoff %#llx prot %u %s%s%s",
+		       what, i, (unsigned long long)m[i].addr,
+		       (unsigned long long)m[i].len,
+		       (unsigned long long)m[i].pgoff, m[i].prot, m[i].filename,
+		       m[i].r3 ? " " : "",
+		       m[i].r3 ? status_name(m[i].r3->build_id_status) : "");
+}
+
+/* Checks an MMAP3 record against the fixture's MANIFEST line. */
+static void check_build_id(struct __test_metadata *_metadata,
+			   const struct mmap3_record *r, const struct fixture *fx)
+{
+	char got[41], want[41];
+
+	build_id_hex(r->build_id, r->build_id_size, got);
+	build_id_hex(fx->build_id, fx->build_id_size, want);
+	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status)
+		TH_LOG("%s: status %s, build-id '%s' (want %s, '%s')", fx->path,
+		       status_name(r->build_id_status), got, fx->status, want);
+	ASSERT_EQ(fx->build_id_size, r->build_id_size);
+	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
+}
+
+/* The module's work so far: the sum of its hits, misses and deferred lookups. */
+static long long mmap3_work(void)
+{
+	long long hits = mmap3_stat("hits"), misses = mmap3_stat("misses");
+	long long deferred = mmap3_stat("deferred");
+
+	if (hits < 0 || misses < 0 || deferred < 0)
+		return -1;
+	return hits + misses + deferred;
+}
+
+/*
+ * One mprotect(PROT_READ | PROT_EXEC) over two files A and B mapped side by
+ * side PROT_READ: MMAP2 reports A then B; so must MMAP3, with both cache
+ * misses (A and B cold), and with A a miss and B a hit (B mapped
+ * executable once before, so its build-id is in the module's cache).
+ */
+FIXTURE(order) {
+	struct ring r3, r2;
+	struct records rs3, rs2;
+};
+
+FIXTURE_VARIANT(order) {
+	bool b_cached;
+};
+
+FIXTURE_VARIANT_ADD(order, miss_miss) { };
+FIXTURE_VARIANT_ADD(order, miss_hit) { .b_cached = true };
+
+FIXTURE_SETUP(order)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	if (!have_cold_fixtures())
+		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
+		     fixtures_cold());
+	mmap_attr(&attr, true, 0);
+	OPEN_EVENT(fd, &attr, 0, -1);
+	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
+	mmap_attr(&attr, false, 0);
+	OPEN_EVENT(fd, &attr, 0, -1);
+	ASSERT_EQ(0, ring_map(&self->r2, fd, 16));
+}
+
+FIXTURE_TEARDOWN(order)
+{
+	records_free(&self->rs3);
+	records_free(&self->rs2);
+	ring_unmap(&self->r3);
+	ring_unmap(&self->r2);
+	unlink_copies();
+}
+
+TEST_F(order, mprotect_over_two_files)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	struct mapping m2[4], m3[4];
+	long long hits0, hits1;
+	struct fixture fx[2];
+	int fd[2], n2, n3, i;
+	char *base;
+
+	ASSERT_EQ(0, fresh_copy("bid20.elf", &fx[0]));
+	ASSERT_EQ(0, fresh_copy("bid16.elf", &fx[1]));
+	for (i = 0; i < 2; i++) {
+		fd[i] = open(fx[i].path, O_RDONLY);
+		ASSERT_LE(0, fd[i]);
+	}
+	/*
+	 * A build-id is cached only once the file's change time is in the
+	 * past: let the copies' change time age.
+	 */
+	sleep(1);
+	if (variant->b_cached) {
+		void *p = mmap(NULL, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd[1], 0);
+		struct mapping m;
+
+		ASSERT_NE(MAP_FAILED, p);
+		munmap(p, psz);
+		ring_read(&self->r3, &self->rs3);
+		ASSERT_EQ(1, mappings(&self->rs3, true, 0, (uintptr_t)p,
+				      (uintptr_t)p + psz, &m, 1));
+		check_build_id(_metadata, m.r3, &fx[1]);
+		records_free(&self->rs3);
+		ring_drain(&self->r2, NULL, NULL);
+	}
+	ASSERT_EQ(0, drop_caches());
+
+	/* A and B side by side in one reserved range, PROT_READ. */
+	base = mmap(NULL, 2 * psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(base + i * psz, mmap(base + i * psz, psz, PROT_READ,
+					       MAP_PRIVATE | MAP_FIXED, fd[i], 0));
+	hits0 = mmap3_stat("hits");
+	ASSERT_EQ(0, mprotect(base, 2 * psz, PROT_READ | PROT_EXEC));
+	hits1 = mmap3_stat("hits");
+	munmap(base, 2 * psz);
+	close(fd[0]);
+	close(fd[1]);
+
+	ring_read(&self->r3, &self->rs3);
+	ring_read(&self->r2, &self->rs2);
+	n2 = mappings(&self->rs2, false, getpid(), (uintptr_t)base,
+		      (uintptr_t)base + 2 * psz, m2, 4);
+	n3 = mappings(&self->rs3, true, getpid(), (uintptr_t)base,
+		      (uintptr_t)base + 2 * psz, m3, 4);
+	TH_LOG("A %s at %p, B %s at %p%s", fx[0].path, base, fx[1].path,
+	       base + psz, variant->b_cached ? " (B cached)" : "");
+	log_mappings(_metadata, "MMAP2", m2, n2 < 4 ? n2 : 4);
+	log_mappings(_metadata, "MMAP3", m3, n3 < 4 ? n3 : 4);
+
+	/* What MMAP2 says: A, then B. */
+	ASSERT_EQ(2, n2);
+	ASSERT_EQ((uintptr_t)base, m2[0].addr);
+	ASSERT_EQ((uintptr_t)base + psz, m2[1].addr);
+	/* The premise: B alone (miss_hit) or neither (miss_miss) was a hit. */
+	if (hits0 >= 0)
+		ASSERT_EQ(variant->b_cached ? 1 : 0, hits1 - hits0);
+
+	ASSERT_EQ(2, n3);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(m2[i].addr, m3[i].addr)
+			TH_LOG("record %d of the mprotect(): MMAP3 is not in MMAP2's order", i);
+		ASSERT_EQ(m2[i].len, m3[i].len);
+		ASSERT_EQ(m2[i].pgoff, m3[i].pgoff);
+		ASSERT_EQ(m2[i].prot, m3[i].prot);
+		ASSERT_STREQ(m2[i].filename, m3[i].filename);
+		ASSERT_STREQ(fx[i].path, m3[i].filename);
+		check_build_id(_metadata, m3[i].r3, &fx[i]);
+	}
+}
+
+/*
+ * exec of a dynamically linked PIE that is in no cache, under an MMAP3 and
+ * an MMAP2 event, both with attr.mmap_data, on the same task: exec maps the
+ * whole image, then its segments, then the interpreter, which maps libc.
+ * The (addr, len, pgoff, prot) sequence of MMAP3 is that of MMAP2.
+ */
+#define MAX_EXEC_MAPPINGS	128
+
+TEST(exec_dynamic_pie_mmap_data)
+{
+	struct mapping *m2, *m3;
+	struct perf_event_attr attr;
+	struct records rs2 = { 0 }, rs3 = { 0 };
+	struct ring r2, r3;
+	int go[2], fd2, fd3, n2, n3, i, status, exe = 0;
+	struct fixture fx;
+	pid_t child;
+
+	if (!have_cold_fixtures())
+		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
+		     fixtures_cold());
+	ASSERT_EQ(0, fresh_copy("dynamic.elf", &fx));
+	ASSERT_EQ(0, drop_caches());
+
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		execl(fx.path, fx.path, NULL);
+		_exit(127);
+	}
+	close(go[0]);
+
+	mmap_attr(&attr, true, 1);
+	attr.disabled = 1;
+	attr.enable_on_exec = 1;
+	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
+	if (fd3 < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		unlink_copies();
+		if (errno == EOPNOTSUPP)
+			SKIP(return, "the mmap3 module is not loaded");
+		ASSERT_LE(0, fd3);
+	}
+	ASSERT_EQ(0, ring_map(&r3, fd3, 64));
+	mmap_attr(&attr, false, 1);
+	attr.disabled = 1;
+	attr.enable_on_exec = 1;
+	fd2 = sys_perf_event_open(&attr, child, -1, -1, 0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ring_map(&r2, fd2, 64));
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	close(go[1]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	unlink_copies();
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	ring_read(&r3, &rs3);
+	ring_read(&r2, &rs2);
+	m2 = calloc(MAX_EXEC_MAPPINGS, sizeof(*m2));
+	m3 = calloc(MAX_EXEC_MAPPINGS, sizeof(*m3));
+	ASSERT_NE(NULL, m2);
+	ASSERT_NE(NULL, m3);
+	n2 = mappings(&rs2, false, child, 0, UINT64_MAX, m2, MAX_EXEC_MAPPINGS);
+	n3 = mappings(&rs3, true, child, 0, UINT64_MAX, m3, MAX_EXEC_MAPPINGS);
+	log_mappings(_metadata, "MMAP2", m2, n2 < MAX_EXEC_MAPPINGS ? n2 : MAX_EXEC_MAPPINGS);
+	log_mappings(_metadata, "MMAP3", m3, n3 < MAX_EXEC_MAPPINGS ? n3 : MAX_EXEC_MAPPINGS);
+	ASSERT_GE(MAX_EXEC_MAPPINGS, n2);
+	ASSERT_LE(4, n2) TH_LOG("exec of %s made only %d mappings", fx.path, n2);
+	ASSERT_EQ(0, r2.lost + r3.lost);
+
+	ASSERT_EQ(n2, n3);
+	for (i = 0; i < n2; i++) {
+		ASSERT_EQ(m2[i].addr, m3[i].addr)
+			TH_LOG("mapping %d: MMAP3 is not in MMAP2's order", i);
+		ASSERT_EQ(m2[i].len, m3[i].len);
+		ASSERT_EQ(m2[i].pgoff, m3[i].pgoff);
+		ASSERT_EQ(m2[i].prot, m3[i].prot);
+		ASSERT_STREQ(m2[i].filename, m3[i].filename);
+		if (!strcmp(m3[i].filename, fx.path)) {
+			check_build_id(_metadata, m3[i].r3, &fx);
+			exe++;
+		}
+	}
+	ASSERT_LE(2, exe) TH_LOG("exec mapped %s only %d times", fx.path, exe);
+	free(m2);
+	free(m3);
+	records_free(&rs2);
+	records_free(&rs3);
+	ring_unmap(&r2);
+	ring_unmap(&r3);
+}
+
+/*
+ * An unrelated task Q maps 4 cold files executable. With a per-task mmap3
+ * event on another task (this one), no event records Q's mappings: the
+ * module must not look them up, and its counters (hits, misses, deferred)
+ * do not move. With CPU-wide mmap3 events, they do, and Q's records
+ * arrive.
+ */
+#define Q_FILES		4
+#define MAX_CPUS	64
+
+FIXTURE(scope) {
+	struct ring ring[MAX_CPUS];
+	int nrings;
+	struct records rs;
+};
+
+FIXTURE_VARIANT(scope) {
+	bool cpu_wide;
+};
+
+FIXTURE_VARIANT_ADD(scope, per_task_event_elsewhere) { };
+FIXTURE_VARIANT_ADD(scope, cpu_wide_event) { .cpu_wide = true };
+
+FIXTURE_SETUP(scope)
+{
+	if (!have_cold_fixtures())
+		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
+		     fixtures_cold());
+	if (mmap3_work() < 0)
+		SKIP(return, "no /sys/kernel/debug/mmap3/stats (hits, misses, deferred)");
+}
+
+FIXTURE_TEARDOWN(scope)
+{
+	int i;
+
+	records_free(&self->rs);
+	for (i = 0; i < self->nrings; i++)
+		ring_unmap(&self->ring[i]);
+	unlink_copies();
+}
+
+/* Q: waits for @go, maps each of @fx executable, exits. */
+static void unrelated_task(int go, const struct fixture *fx, int n,
+			   uint64_t *addrs)
+{
+	char c;
+	int i;
+
+	if (read(go, &c, 1) != 1)
+		_exit(1);
+	for (i = 0; i < n; i++) {
+		int fd = open(fx[i].path, O_RDONLY);
+		void *p;
+
+		if (fd < 0)
+			_exit(2);
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		addrs[i] = (uintptr_t)p;
+		close(fd);
+	}
+	_exit(0);
+}
+
+TEST_F(scope, unrelated_task_cold_files)
+{
+	static const char *const names[Q_FILES + 1] = {
+		"bid20.elf", "bid16.elf", "exec20.elf", "rewrite.elf", "rewrite.new",
+	};
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), go[2], status, i, fd;
+	struct fixture fx[Q_FILES + 1];
+	struct mapping m;
+	struct perf_event_attr attr;
+	long long work0, work1;
+	uint64_t *addrs;
+	pid_t q;
+
+	for (i = 0; i < Q_FILES + 1; i++)
+		ASSERT_EQ(0, fresh_copy(names[i], &fx[i]));
+	addrs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, addrs);
+
+	/* Q exists before any event does: it inherits none. */
+	ASSERT_EQ(0, pipe(go));
+	q = fork();
+	ASSERT_LE(0, q);
+	if (!q) {
+		close(go[1]);
+		unrelated_task(go[0], fx, Q_FILES, addrs);
+	}
+	close(go[0]);
+
+	mmap_attr(&attr, true, 0);
+	if (variant->cpu_wide) {
+		ASSERT_GE(MAX_CPUS, ncpus);
+		for (i = 0; i < ncpus; i++) {
+			OPEN_EVENT(fd, &attr, -1, i);
+			ASSERT_EQ(0, ring_map(&self->ring[i], fd, 16));
+			self->nrings++;
+		}
+	} else {
+		OPEN_EVENT(fd, &attr, 0, -1);
+		ASSERT_EQ(0, ring_map(&self->ring[0], fd, 16));
+		self->nrings = 1;
+	}
+	ASSERT_EQ(0, drop_caches());
+
+	work0 = mmap3_work();
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	close(go[1]);
+	ASSERT_EQ(q, waitpid(q, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	work1 = mmap3_work();
+	for (i = 0; i < self->nrings; i++)
+		ring_read(&self->ring[i], &self->rs);
+	TH_LOG("Q (pid %d) mapped %d cold files: hits+misses+deferred %lld -> %lld",
+	       q, Q_FILES, work0, work1);
+
+	for (i = 0; i < Q_FILES; i++) {
+		int n = mappings(&self->rs, true, q, addrs[i], addrs[i] + 1, &m, 1);
+
+		if (!variant->cpu_wide) {
+			EXPECT_EQ(0, n) TH_LOG("a record of Q reached an event on another task");
+			continue;
+		}
+		ASSERT_EQ(1, n) TH_LOG("%s mapped by Q: %d records", fx[i].path, n);
+		ASSERT_STREQ(fx[i].path, m.filename);
+		check_build_id(_metadata, m.r3, &fx[i]);
+	}
+	if (variant->cpu_wide) {
+		ASSERT_LE(Q_FILES, work1 - work0);
+		return;
+	}
+	EXPECT_EQ(work0, work1) TH_LOG("the module worked for mappings no event records");
+
+	/* The counters do move for a mapping that the event records. */
+	records_free(&self->rs);
+	fd = open(fx[Q_FILES].path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	work0 = mmap3_work();
+	addrs[0] = (uintptr_t)mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	work1 = mmap3_work();
+	close(fd);
+	ASSERT_NE((uintptr_t)MAP_FAILED, addrs[0]);
+	munmap((void *)(uintptr_t)addrs[0], 4096);
+	ring_read(&self->ring[0], &self->rs);
+	TH_LOG("this task mapped %s: hits+misses+deferred %lld -> %lld",
+	       fx[Q_FILES].path, work0, work1);
+	ASSERT_LT(work0, work1);
+	ASSERT_EQ(1, mappings(&self->rs, true, getpid(), addrs[0], addrs[0] + 1,
+			      &m, 1));
+	check_build_id(_metadata, m.r3, &fx[Q_FILES]);
+}
+
+/*
+ * A fork storm under one inherited mmap3 event: one per CPU, as perf
+ * record opens it (an inherited per-task event cannot be mmap()ed).
+ * Every child maps a file executable and exits; every child's record is
+ * there, nothing is lost; a child's inherited events take no reference on
+ * the module (the parent's covers them), and after close the module's
+ * reference count is back where it was.
+ */
+#define FORKS		1000
+
+struct storm {
+	pid_t *pids;
+	int *seen, bad;
+	const char *path;
+};
+
+static void storm_collect(const struct perf_event_header *h, void *ctx)
+{
+	const struct mmap3_record *r = (const void *)h;
+	struct storm *s = ctx;
+	int i;
+
+	if (h->type != PERF_RECORD_MMAP3 || strcmp(r->filename, s->path))
+		return;
+	for (i = 0; i < FORKS; i++) {
+		if (s->pids[i] == (pid_t)r->pid) {
+			s->seen[i]++;
+			if (r->build_id_status != STATUS_FOUND)
+				s->bad++;
+			return;
+		}
+	}
+}
+
+/* The module's refcnt, once it stops moving (event release may lag). */
+static long settled_refcnt(long want)
+{
+	long cnt = mmap3_refcnt();
+	int i;
+
+	for (i = 0; i < 100 && cnt != want; i++) {
+		usleep(20000);
+		cnt = mmap3_refcnt();
+	}
+	return cnt;
+}
+
+FIXTURE(inherit) {
+};
+
+FIXTURE_SETUP(inherit)
+{
+}
+
+FIXTURE_TEARDOWN(inherit)
+{
+}
+
+TEST_F_TIMEOUT(inherit, fork_storm, 600)
+{
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd, go[2], missing = 0;
+	long ref0, ref1, ref_child, ref_after;
+	struct storm s = { 0 };
+	struct ring ring[MAX_CPUS];
+	struct perf_event_attr attr;
+	uint64_t lost = 0;
+	struct fixture fx;
+	pid_t child;
+
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
+	ASSERT_GE(MAX_CPUS, ncpus);
+	ref0 = mmap3_refcnt();
+	if (ref0 < 0)
+		SKIP(return, "no /sys/module/mmap3/refcnt: the module is not loaded");
+	s.pids = calloc(FORKS, sizeof(*s.pids));
+	s.seen = calloc(FORKS, sizeof(*s.seen));
+	ASSERT_NE(NULL, s.pids);
+	ASSERT_NE(NULL, s.seen);
+	s.path = fx.path;
+
+	/* FORKS records of about 150 bytes: 1 MiB per CPU holds them all. */
+	mmap_attr(&attr, true, 0);
+	attr.inherit = 1;
+	for (i = 0; i < ncpus; i++) {
+		fd = sys_perf_event_open(&attr, 0, i, -1, 0);
+		if (fd < 0 && errno == EOPNOTSUPP)
+			SKIP(return, "the mmap3 module is not loaded");
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ring_map(&ring[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
+	}
+	ref1 = mmap3_refcnt();
+
+	/* One child alive with its inherited events. */
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		char c;
+
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(go[0]);
+	ref_child = mmap3_refcnt();
+	close(go[1]);
+	ASSERT_EQ(child, waitpid(child, NULL, 0));
+
+	for (i = 0; i < FORKS; i++) {
+		s.pids[i] = fork();
+		ASSERT_LE(0, s.pids[i]);
+		if (!s.pids[i]) {
+			int file = open(fx.path, O_RDONLY);
+
+			if (file < 0)
+				_exit(1);
+			_exit(mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+				   file, 0) == MAP_FAILED ? 2 : 0);
+		}
+	}
+	for (i = 0; i < FORKS; i++) {
+		int status;
+
+		ASSERT_EQ(s.pids[i], waitpid(s.pids[i], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+	for (i = 0; i < ncpus; i++) {
+		ring_drain(&ring[i], storm_collect, &s);
+		lost += ring[i].lost;
+		ring_unmap(&ring[i]);
+	}
+	ref_after = settled_refcnt(ref0);
+	for (i = 0; i < FORKS; i++) {
+		if (s.seen[i] != 1) {
+			if (missing++ < 10)
+				TH_LOG("child %d (pid %d): %d records", i, s.pids[i], s.seen[i]);
+		}
+	}
+	TH_LOG("%d forks: %d without exactly one record, %d not FOUND, %llu lost",
+	       FORKS, missing, s.bad, (unsigned long long)lost);
+	TH_LOG("module refcnt %ld, with the events %ld, with a child %ld, after close %ld",
+	       ref0, ref1, ref_child, ref_after);
+	EXPECT_EQ(ref1, ref_child) TH_LOG("a child's inherited events pinned the module");
+	EXPECT_EQ(ref0, ref_after) TH_LOG("the module's references did not come back");
+	ASSERT_EQ(0, lost);
+	ASSERT_EQ(0, missing);
+	ASSERT_EQ(0, s.bad);
+	free(s.pids);
+	free(s.seen);
+}
+
+/*
+ * SIGKILL between mmap() and the return to user space. The file is on a
+ * device whose reads take seconds (dm-delay): the child blocks in a read
+ * of that file after the mapping exists, either in the deferred build-id
+ * read on its way back to user space, or in mmap() itself (MAP_POPULATE
+ * faults the pages in after the mapping is made). It is killed there. Its
+ * event gets exactly one MMAP3 record for the mapping, with a status (any
+ * of DESIGN.md's, not UNKNOWN), before the child's PERF_RECORD_EXIT.
+ */
+#define READ_DELAY_MS	3000
+
+FIXTURE(sigkill) {
+	struct dm_disk disk;
+	bool disk_up;
+};
+
+FIXTURE_VARIANT(sigkill) {
+	const char *file;	/* a different one each: not in the cache */
+	const char *dm_name;
+	bool populate;
+};
+
+FIXTURE_VARIANT_ADD(sigkill, in_deferred_read) {
+	.file = "bid20.elf", .dm_name = "mmap3kill1",
+};
+
+FIXTURE_VARIANT_ADD(sigkill, in_mmap_populate) {
+	.file = "bid16.elf", .dm_name = "mmap3kill2", .populate = true,
+};
+
+FIXTURE_SETUP(sigkill)
+{
+	if (access("/dev/mapper/control", F_OK))
+		SKIP(return, "no device mapper");
+	if (access("/disk.img", R_OK))
+		SKIP(return, "no /disk.img (the guest's ext2 image) for the device");
+	ASSERT_EQ(0, dm_disk_setup(&self->disk, variant->dm_name))
+		TH_LOG("%s", strerror(errno));
+	self->disk_up = true;
+}
+
+FIXTURE_TEARDOWN(sigkill)
+{
+	if (!self->disk_up)
+		return;
+	dm_disk_delay(&self->disk, 0);
+	dm_disk_teardown(&self->disk);
+}
+
+/* The state letter of /proc/@pid/stat ('R', 'S', 'D', ...), or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	int go[2], back[2], fd, file, status, i, n = 0, rec_at = -1, exit_at = -1;
+	const struct mmap3_record *rec = NULL;
+	struct perf_event_attr attr;
+	struct records rs = { 0 };
+	struct fixture fx;
+	char path[128], c;
+	struct ring ring;
+	bool blocked = false;
+	pid_t child;
+	void *base;
+
+	snprintf(path, sizeof(path), "%s/%s", self->disk.mnt, variant->file);
+	ASSERT_EQ(0, fixture_get(variant->file, &fx));
+	snprintf(fx.path, sizeof(fx.path), "%s", path);
+	file = open(path, O_RDONLY);	/* the inode stays in memory */
+	ASSERT_LE(0, file);
+	/* The child maps the file here, so that the record can be found. */
+	base = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(back));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		close(go[1]);
+		close(back[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (mmap(base, psz, PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE | MAP_FIXED | (variant->populate ? MAP_POPULATE : 0),
+			 file, 0) == MAP_FAILED)
+			_exit(2);
+		/* Back in user space: the test failed to kill it before. */
+		if (write(back[1], "r", 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	close(go[0]);
+	close(back[1]);
+
+	mmap_attr(&attr, true, 0);
+	attr.task = 1;
+	fd = sys_perf_event_open(&attr, child, -1, -1, 0);
+	if (fd < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (errno == EOPNOTSUPP)
+			SKIP(return, "the mmap3 module is not loaded");
+		ASSERT_LE(0, fd);
+	}
+	ASSERT_EQ(0, ring_map(&ring, fd, 16));
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	/* Kill it once it sleeps in the read of the slow device. */
+	for (i = 0; i < 10000 && !blocked; i++) {
+		struct pollfd pfd = { .fd = back[0], .events = POLLIN };
+
+		if (poll(&pfd, 1, 1) > 0)
+			break;
+		blocked = task_state(child) == 'D';
+	}
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	TH_LOG("child %d %s blocked in a read of %s (%s) when killed", child,
+	       blocked ? "was" : "was NOT", path,
+	       variant->populate ? "MAP_POPULATE" : "deferred read");
+	ASSERT_TRUE(blocked);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(SIGKILL, WTERMSIG(status));
+	ASSERT_EQ(0, read(back[0], &c, 1)) TH_LOG("the child returned to user space");
+	close(go[1]);
+	close(back[0]);
+	close(file);
+
+	ring_read(&ring, &rs);
+	for (i = 0; i < rs.n; i++) {
+		const struct mmap3_record *r = (const void *)rs.v[i];
+
+		if (rs.v[i]->type == PERF_RECORD_MMAP3 && r->addr == (uintptr_t)base) {
+			TH_LOG("record %d: MMAP3 pid %u addr %#llx %s, status %s", i,
+			       r->pid, (unsigned long long)r->addr, r->filename,
+			       status_name(r->build_id_status));
+			n++;
+			rec = r;
+			rec_at = i;
+		}
+		if (rs.v[i]->type == PERF_RECORD_EXIT &&
+		    ((const uint32_t *)(rs.v[i] + 1))[0] == (uint32_t)child) {
+			TH_LOG("record %d: EXIT of pid %d", i, child);
+			if (exit_at < 0)
+				exit_at = i;
+		}
+	}
+	ASSERT_EQ(0, ring.lost);
+	ASSERT_EQ(1, n) TH_LOG("%d MMAP3 records for the mapping", n);
+	ASSERT_EQ((uint32_t)child, rec->pid);
+	ASSERT_STREQ(path, rec->filename);
+	ASSERT_LE(STATUS_FOUND, rec->build_id_status);
+	ASSERT_GE(STATUS_SKIPPED, rec->build_id_status);
+	ASSERT_EQ(rec->build_id_status == STATUS_FOUND, rec->build_id_size > 0);
+	if (rec->build_id_status == STATUS_FOUND)
+		check_build_id(_metadata, rec, &fx);
+	ASSERT_LE(0, exit_at) TH_LOG("no PERF_RECORD_EXIT of the child");
+	ASSERT_LT(rec_at, exit_at);
+	records_free(&rs);
+	ring_unmap(&ring);
+
+	/*
+	 * Nothing holds the file any more: the file system unmounts (a file
+	 * still pinned would make it busy). The last fput() may be deferred
+	 * to a worker: give it a moment.
+	 */
+	ASSERT_EQ(0, dm_disk_delay(&self->disk, 0));
+	for (i = 0; i < 100 && umount2(self->disk.mnt, 0); i++)
+		usleep(20000);
+	ASSERT_LT(i, 100) TH_LOG("umount %s: %s: a reference to the file leaked",
+				 self->disk.mnt, strerror(errno));
+}
+
+TEST_HARNESS_MAIN
