@@ -38,6 +38,8 @@ struct mmap3_record {
 	uint8_t build_id[BUILD_ID_SIZE_MAX];
 	char filename[];
 };
+_Static_assert(sizeof(struct mmap3_record) == 96,
+	       "DESIGN.md: 96 bytes before the file name, a multiple of 8");
 
 /* PERF_RECORD_MMAP2 up to the file name. */
 struct mmap2_record {

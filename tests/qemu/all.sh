@@ -15,7 +15,8 @@ run mmap3_abi ./mmap3_abi
 # perf record --mmap3 without, then with the module (it loads it).
 [ -f perf.sh ] && . ./perf.sh
 
-grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
+	echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
 run mmap3_records ./mmap3_records
 run mmap3_scope ./mmap3_scope
 MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
@@ -60,10 +61,15 @@ dkms_module() {
 }
 run mmap3_dkms dkms_module
 
-# The debug kernel: anything leaked so far is reported on the console.
+# The debug kernel: anything leaked so far is reported. kmemleak reports
+# only objects older than 5 s: let the last ones age first. A scan that
+# fails (kmemleak turned itself off) fails the run.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	echo scan >/sys/kernel/debug/kmemleak
-	echo scan >/sys/kernel/debug/kmemleak
-	echo "# kmemleak: scanned twice; reports follow, if any"
-	cat /sys/kernel/debug/kmemleak
+	sleep 6
+	if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
+		echo "# kmemleak: scanned twice after 6 s; reports follow, if any"
+		cat /sys/kernel/debug/kmemleak
+	else
+		echo "mmap3-guest: error: the kmemleak scan failed"
+	fi
 fi

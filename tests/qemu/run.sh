@@ -59,7 +59,10 @@ set -e
 rm -f "$logs/initramfs.cpio.gz"
 
 # Results, one test binary at a time (begin/end markers from the script).
-result=$(awk '
+# A skip fails unless tests/qemu/expected-skips lists it ("binary: test").
+expected=$(grep -v '^#' "$MMAP3_ROOT/tests/qemu/expected-skips" | grep . || true)
+result=$(EXPECTED="$expected" awk '
+	BEGIN { n = split(ENVIRON["EXPECTED"], e, "\n"); for (i = 1; i <= n; i++) ok[e[i]] = 1 }
 	{ sub(/\r$/, "") }
 	/^mmap3-test: begin / { name = $3; tp = tf = ts = 0; next }
 	/^mmap3-test: end / {
@@ -69,19 +72,48 @@ result=$(awk '
 		P += tp; F += tf; S += ts; next
 	}
 	/^(not )?ok [0-9]+/ {
-		if ($0 ~ /# *(SKIP|skip)/) ts++
+		if ($0 ~ /# *(SKIP|skip)/) {
+			t = $0; sub(/^ok [0-9]+ (- )?/, "", t); sub(/ *# *(SKIP|skip).*/, "", t)
+			if ((name ": " t) in ok) ts++
+			else { tf++; print "  FAIL: " name ": unexpected skip: " $0 > "/dev/stderr" }
+		}
 		else if ($1 == "not") { tf++; print "  FAIL: " name ": " $0 > "/dev/stderr" }
 		else tp++
 	}
 	END { print P + 0, F + 0, S + 0 }' "$logs/tests.log")
 read -r passed failed skipped <<<"$result"
 
-splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|general protection fault|Call Trace:' "$logs/console.log" || true)
+splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|KCSAN|UBSAN|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|general protection fault|Call Trace:' "$logs/console.log" || true)
+splats+=$(grep -n 'unreferenced object' "$logs/tests.log" || true)
 if [ -n "$splats" ]; then
 	log "the kernel logged errors (full log: $logs/console.log):"
 	printf '%s\n' "$splats" | head -20 >&2
 	failed=$((failed + 1))
 fi
+errors=$(sed -n 's/\r$//; s/^mmap3-guest: error: //p' "$logs/tests.log")
+if [ -n "$errors" ]; then
+	log "the guest reported setup errors:"
+	printf '  %s\n' "$errors" >&2
+	failed=$((failed + 1))
+fi
+# Each debug feature the kernel has must have come up: its boot banner, or
+# what tests/qemu/init found.
+while read -r opt banner; do
+	grep -q "^$opt=y" "$KOBJ/.config" || continue
+	if ! grep -q "$banner" "$logs/console.log" "$logs/tests.log"; then
+		log "$opt is configured but did not come up (no \"$banner\" in the logs)"
+		failed=$((failed + 1))
+	fi
+done <<'EOF'
+CONFIG_KASAN KernelAddressSanitizer initialized
+CONFIG_PROVE_LOCKING Lock dependency validator
+CONFIG_PROVE_RCU RCU lockdep checking is enabled
+CONFIG_DEBUG_KMEMLEAK kmemleak: Kernel memory leak detector initialized
+CONFIG_KCSAN kcsan: enabled early
+CONFIG_DEBUG_OBJECTS mmap3-guest: up debug_objects
+CONFIG_FAILSLAB mmap3-guest: up failslab
+CONFIG_FAIL_FUNCTION mmap3-guest: up fail_function
+EOF
 cpus=$(sed -n 's/^mmap3-guest: cpus \([0-9]*\).*/\1/p' "$logs/tests.log")
 if [ "${cpus:-0}" != "$smp" ]; then
 	log "the guest has ${cpus:-no} online CPUs, not the $smp it was started with"
