@@ -8,7 +8,9 @@
 #
 #   make demo           boot the patched kernel in QEMU and show MMAP3 at work
 #   make test           every test: host tests, build checks, kselftests in QEMU
-#   make test-debug     the same on the debug kernel (KASAN, lockdep, kmemleak)
+#   make test-debug     the same on the debug kernel (KASAN, lockdep, kmemleak,
+#                       PREEMPT, fault injection)
+#   make test-kcsan     the same on the KCSAN kernel (data races)
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply patches/ to a clean tree, build after each patch,
 #                       run checkpatch.pl --strict
@@ -34,6 +36,9 @@ test:
 test-debug:
 	MMAP3_KERNEL=debug MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
 
+test-kcsan:
+	MMAP3_KERNEL=kcsan MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
+
 kernel:
 	scripts/kernel.sh
 
@@ -46,4 +51,4 @@ rust-analyzer:
 bench:
 	scripts/bench.sh
 
-.PHONY: modules clean demo test test-debug kernel check-patches rust-analyzer bench
+.PHONY: modules clean demo test test-debug test-kcsan kernel check-patches rust-analyzer bench
