@@ -131,6 +131,7 @@ pub struct Key {
 
 impl Key {
     /// The key as stored in a slot.
+    #[inline]
     fn words(&self) -> [u64; 2] {
         [
             self.ino,
@@ -140,6 +141,7 @@ impl Key {
 
     /// The set-selecting hash: inode numbers are dense, so they are mixed
     /// with a 64-bit finaliser (splitmix64).
+    #[inline]
     fn hash(&self) -> u64 {
         let [ino, rest] = self.words();
         let mut h = ino ^ rest.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -195,12 +197,12 @@ impl Value {
             *d = *s;
         }
         let mut words = [0; VALUE_WORDS];
-        for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-            let mut le = [0; 8];
-            for (d, s) in le.iter_mut().zip(chunk) {
-                *d = *s;
+        let mut rest = &bytes[..];
+        for w in &mut words {
+            if let Some((chunk, tail)) = rest.split_first_chunk() {
+                *w = u64::from_le_bytes(*chunk);
+                rest = tail;
             }
-            *w = u64::from_le_bytes(le);
         }
         words
     }
@@ -209,15 +211,26 @@ impl Value {
     /// anything [`Value::encode`] cannot produce.
     fn decode(words: [u64; VALUE_WORDS]) -> Option<Self> {
         let mut bytes = [0; VALUE_WORDS * 8];
-        for (chunk, w) in bytes.chunks_exact_mut(8).zip(words) {
-            for (d, s) in chunk.iter_mut().zip(w.to_le_bytes()) {
-                *d = s;
-            }
+        for (d, s) in bytes
+            .iter_mut()
+            .zip(words.into_iter().flat_map(u64::to_le_bytes))
+        {
+            *d = s;
         }
         let (head, id) = bytes.split_at(2);
         let value = Value::new(*head.first()?, id.get(..usize::from(*head.get(1)?))?)?;
         (value.encode() == words).then_some(value)
     }
+}
+
+/// The words of `words`, each loaded `Relaxed`.
+#[inline]
+fn load<const N: usize>(words: &[AtomicU64; N]) -> [u64; N] {
+    let mut out = [0; N];
+    for (o, w) in out.iter_mut().zip(words) {
+        *o = w.load(Relaxed);
+    }
+    out
 }
 
 /// One entry: key, version and value, guarded by a sequence counter.
@@ -252,17 +265,18 @@ impl<const V: usize> Slot<V> {
     }
 
     /// Reads the slot without a lock (see the module's memory ordering).
+    #[inline]
     fn read(&self, key: [u64; 2], version: &Version<V>) -> Read {
         let seq = self.seq.load(Acquire);
         if seq & 1 != 0 {
             return Read::Other;
         }
         // A key that does not match, even torn, means not here.
-        if self.key.each_ref().map(|w| w.load(Relaxed)) != key {
+        if load(&self.key) != key {
             return Read::Other;
         }
-        let stored = self.version.each_ref().map(|w| w.load(Relaxed));
-        let value = self.value.each_ref().map(|w| w.load(Relaxed));
+        let stored = load(&self.version);
+        let value = load(&self.value);
         fence(Acquire);
         if self.seq.load(Relaxed) != seq {
             return Read::Other;
@@ -277,15 +291,15 @@ impl<const V: usize> Slot<V> {
     /// The key of an occupied slot, `None` if empty. Only under the set's
     /// lock: no write can be under way.
     fn key_locked(&self) -> Option<[u64; 2]> {
-        let value = self.value.each_ref().map(|w| w.load(Relaxed));
-        (value != [0; VALUE_WORDS]).then(|| self.key.each_ref().map(|w| w.load(Relaxed)))
+        let value = load(&self.value);
+        (value != [0; VALUE_WORDS]).then(|| load(&self.key))
     }
 
     /// Whether the slot holds exactly this. Only under the set's lock.
     fn holds_locked(&self, key: [u64; 2], version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
         self.key_locked() == Some(key)
-            && self.version.each_ref().map(|w| w.load(Relaxed)) == *version
-            && self.value.each_ref().map(|w| w.load(Relaxed)) == value
+            && load(&self.version) == *version
+            && load(&self.value) == value
     }
 
     /// Writes the slot. Only under the set's lock: one writer at a time.
@@ -359,6 +373,7 @@ impl<const V: usize> Set<V> {
     }
 
     /// Marks a way used: a write only when its bit is clear.
+    #[inline]
     fn reference(&self, bit: u8) {
         if self.referenced.load(Relaxed) & bit == 0 {
             self.referenced.fetch_or(bit, Relaxed);
@@ -446,6 +461,7 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
     }
 
     /// The index of the set `key` belongs in; `None` when there is no set.
+    #[inline]
     pub fn set_of(&self, key: &Key) -> Option<usize> {
         let sets = u64::try_from(self.sets.len()).ok().filter(|&n| n > 0)?;
         // Lemire's reduction: the high half of hash * sets, below sets.
@@ -453,6 +469,7 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         usize::try_from(wide >> 64).ok()
     }
 
+    #[inline]
     fn set(&self, key: &Key) -> Option<&Set<V>> {
         self.set_of(key).and_then(|i| self.sets.get(i))
     }
@@ -489,7 +506,10 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         };
         let words = key.words();
         let value = value.encode();
-        let keys = set.slots.each_ref().map(Slot::key_locked);
+        let mut keys = [None; WAYS];
+        for (k, slot) in keys.iter_mut().zip(&set.slots) {
+            *k = slot.key_locked();
+        }
         let (way, outcome) = if let Some(way) = keys.iter().position(|k| *k == Some(words)) {
             (way, Insert::Replaced)
         } else if let Some(way) = keys.iter().position(Option::is_none) {
