@@ -12,6 +12,7 @@
 #include <linux/lockdep.h>
 #include <linux/mm_types.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/time64.h>
@@ -76,45 +77,71 @@ void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 /*
  * Counters, in the order of rust/stats.rs's enum Stat: events since load
  * (hits, misses, evictions, deferred reads, records), then gauges (cache
- * entries in use and capacity).
+ * entries in use and capacity). Per CPU: the hook counts every mapping on
+ * every CPU, and one shared counter would bounce its cache line between
+ * them; the debugfs file shows the sums.
  */
 static const char *const mmap3_stat_names[] = {
 	"hits", "misses", "evictions", "deferred", "emitted", "entries", "capacity",
 };
-static atomic64_t mmap3_stats[ARRAY_SIZE(mmap3_stat_names)];
+#define MMAP3_NR_STATS ARRAY_SIZE(mmap3_stat_names)
+
+struct mmap3_stats {
+	s64 count[MMAP3_NR_STATS];
+};
+
+/* From mmap3_debugfs_create() to mmap3_debugfs_remove(). */
+static struct mmap3_stats __percpu *mmap3_stats;
 static struct dentry *mmap3_debugfs;
 
-const unsigned int mmap3_nr_stats = ARRAY_SIZE(mmap3_stat_names);
+const unsigned int mmap3_nr_stats = MMAP3_NR_STATS;
 
 void mmap3_stat_add(unsigned int stat, s64 delta)
 {
-	if (!WARN_ON_ONCE(stat >= ARRAY_SIZE(mmap3_stats)))
-		atomic64_add(delta, &mmap3_stats[stat]);
+	if (WARN_ON_ONCE(stat >= MMAP3_NR_STATS || !mmap3_stats))
+		return;
+	this_cpu_add(mmap3_stats->count[stat], delta);
 }
 
 static int mmap3_stats_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
+	int cpu;
 
-	for (i = 0; i < ARRAY_SIZE(mmap3_stats); i++)
-		seq_printf(m, "%s %lld\n", mmap3_stat_names[i],
-			   atomic64_read(&mmap3_stats[i]));
+	for (i = 0; i < MMAP3_NR_STATS; i++) {
+		s64 sum = 0;
+
+		/*
+		 * Other CPUs keep counting meanwhile: the sum is a snapshot
+		 * of no single instant, as any counter read while it runs.
+		 */
+		for_each_possible_cpu(cpu)
+			sum += READ_ONCE(per_cpu_ptr(mmap3_stats, cpu)->count[i]);
+		seq_printf(m, "%s %lld\n", mmap3_stat_names[i], sum);
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mmap3_stats);
 
-/* /sys/kernel/debug/mmap3/stats, from load to unload. */
-void mmap3_debugfs_create(void)
+/*
+ * Zeroed counters, and /sys/kernel/debug/mmap3/stats, from load to unload.
+ * Return: 0, or -ENOMEM.
+ */
+int mmap3_debugfs_create(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(mmap3_stats); i++)
-		atomic64_set(&mmap3_stats[i], 0);
+	mmap3_stats = alloc_percpu(struct mmap3_stats);
+	if (!mmap3_stats)
+		return -ENOMEM;
 	mmap3_debugfs = debugfs_create_dir("mmap3", NULL);
 	debugfs_create_file("stats", 0444, mmap3_debugfs, NULL, &mmap3_stats_fops);
+	return 0;
 }
 
+/* Once nothing counts any more: after the provider is unregistered. */
 void mmap3_debugfs_remove(void)
 {
+	/* Waits for readers of the file: then no one reads the counters. */
 	debugfs_remove(mmap3_debugfs);
+	free_percpu(mmap3_stats);
+	mmap3_stats = NULL;
 }

@@ -32,7 +32,7 @@ void mmap3_get_file(struct file *file);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
 void mmap3_stat_add(unsigned int stat, s64 delta);
-void mmap3_debugfs_create(void);
+int mmap3_debugfs_create(void);
 void mmap3_debugfs_remove(void);
 
 #endif /* MMAP3_HELPERS_H */

@@ -15,7 +15,7 @@ if grep -nE '\bunsafe\b' "$MMAP3_ROOT"/src/*.rs | grep -vE '^[^:]+:[0-9]+:\s*//'
 	die "unsafe outside rust/ (above): the FFI boundary is rust/"
 fi
 rustfmt --check --edition 2021 --config-path "$KSRC/.rustfmt.toml" \
-	"$MMAP3_ROOT/src/mmap3.rs" || die "rustfmt: the module is not formatted (diff above)"
+	"$MMAP3_ROOT"/src/*.rs || die "rustfmt: the module is not formatted (diff above)"
 
 make -s -C "$KOBJ" M="$out" LLVM=1 CLIPPY=1 modules >"$out/build.log" 2>&1 ||
 	{ cat "$out/build.log" >&2; die "module build failed"; }

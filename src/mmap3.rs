@@ -9,10 +9,12 @@
 //! `kernel_read()` through [`buildid`] before it returns to user space.
 //! Either way exactly one record is written per mapping.
 
-use kernel::{new_spinlock, prelude::*, sync::SpinLock, ThisModule};
+use kernel::{prelude::*, ThisModule};
 
 #[path = "buildid.rs"]
 pub mod buildid;
+#[path = "cache.rs"]
+pub mod cache;
 #[path = "../rust/file.rs"]
 mod file;
 #[path = "../rust/provider.rs"]
@@ -51,139 +53,44 @@ impl Answer {
     }
 }
 
-/// A file version: what the cache is keyed by and validated against.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Version {
-    dev: u32,
-    ino: u64,
-    generation: u32,
-    ctime_sec: i64,
-    ctime_nsec: u32,
-    size: i64,
-}
-
-impl Version {
-    fn of(id: &Identity) -> Self {
-        Version {
-            dev: id.dev,
-            ino: id.ino,
-            generation: id.generation,
-            ctime_sec: id.ctime_sec,
-            ctime_nsec: id.ctime_nsec,
-            size: id.size,
+impl Answer {
+    /// The answer as the cache holds it.
+    fn to_value(self) -> Option<cache::Value> {
+        match self {
+            Answer::Found(id) => cache::Value::new(Status::Found as u8, id.as_bytes()),
+            Answer::Missing(status) => cache::Value::new(status as u8, &[]),
         }
-    }
-
-    fn same_file(&self, other: &Version) -> bool {
-        (self.dev, self.ino, self.generation) == (other.dev, other.ino, other.generation)
-    }
-
-    fn hash(&self) -> u64 {
-        let mut h = self.ino ^ (u64::from(self.dev) << 32) ^ u64::from(self.generation);
-        // A 64-bit finaliser (splitmix64): inode numbers are dense.
-        h = (h ^ (h >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        h = (h ^ (h >> 27)).wrapping_mul(0x94d049bb133111eb);
-        h ^ (h >> 31)
     }
 }
 
-/// Entries per set: a set is searched linearly and evicts its least recently used.
-const WAYS: usize = 4;
+/// An answer from the cache.
+struct Cached(cache::Value);
 
-#[derive(Clone, Copy)]
-struct Slot {
-    version: Version,
-    answer: Answer,
-    /// Last use; 0 when the slot is empty.
-    used: u64,
-}
-
-/// A bounded, set-associative cache of answers by file version.
-///
-/// All memory is allocated at load time: nothing is allocated under
-/// `mmap_lock` for a hit.
-struct Cache {
-    slots: KVec<Slot>,
-    clock: u64,
-}
-
-impl Cache {
-    fn new(entries: usize) -> Result<Self> {
-        let sets = entries.div_ceil(WAYS);
-        let len = sets.checked_mul(WAYS).ok_or(EINVAL)?;
-        let empty = Slot {
-            version: Version {
-                dev: 0,
-                ino: 0,
-                generation: 0,
-                ctime_sec: 0,
-                ctime_nsec: 0,
-                size: 0,
-            },
-            answer: Answer::Missing(Status::Skipped),
-            used: 0,
-        };
-        let mut slots = KVec::with_capacity(len, GFP_KERNEL)?;
-        for _ in 0..len {
-            slots.push(empty, GFP_KERNEL)?;
+impl Cached {
+    fn emit(&self, info: &MapInfo) {
+        const ALL: [Status; 7] = [
+            Status::Found,
+            Status::NoFile,
+            Status::NotElf,
+            Status::NoBuildId,
+            Status::Malformed,
+            Status::IoError,
+            Status::Skipped,
+        ];
+        // The cache holds only what `Answer::to_value` made.
+        let status = ALL
+            .into_iter()
+            .find(|s| *s as u8 == self.0.status())
+            .unwrap_or(Status::IoError);
+        if info.emit(status, self.0.build_id()).is_ok() {
+            stats::add(Stat::Emitted, 1);
         }
-        stats::add(Stat::Capacity, len as i64);
-        Ok(Cache { slots, clock: 0 })
-    }
-
-    /// The set `version` belongs in.
-    fn set(&mut self, version: &Version) -> &mut [Slot] {
-        let sets = self.slots.len() / WAYS;
-        if sets == 0 {
-            return &mut [];
-        }
-        let first = (version.hash() % sets as u64) as usize * WAYS;
-        self.slots.get_mut(first..first + WAYS).unwrap_or(&mut [])
-    }
-
-    /// The answer for `version`; drops an entry of an older version.
-    fn lookup(&mut self, version: &Version) -> Option<Answer> {
-        self.clock += 1;
-        let clock = self.clock;
-        let slot = self
-            .set(version)
-            .iter_mut()
-            .find(|s| s.used != 0 && s.version.same_file(version))?;
-        if slot.version != *version {
-            slot.used = 0;
-            stats::add(Stat::Entries, -1);
-            return None;
-        }
-        slot.used = clock;
-        Some(slot.answer)
-    }
-
-    fn insert(&mut self, version: &Version, answer: Answer) {
-        self.clock += 1;
-        let clock = self.clock;
-        let set = self.set(version);
-        // The same file, else an empty slot, else the least recently used.
-        let Some(slot) = set
-            .iter()
-            .position(|s| s.used != 0 && s.version.same_file(version))
-            .or_else(|| set.iter().position(|s| s.used == 0))
-            .or_else(|| (0..set.len()).min_by_key(|&i| set.get(i).map_or(0, |s| s.used)))
-            .and_then(|i| set.get_mut(i))
-        else {
-            return;
-        };
-        if slot.used == 0 {
-            stats::add(Stat::Entries, 1);
-        } else if !slot.version.same_file(version) {
-            stats::add(Stat::Evictions, 1);
-        }
-        *slot = Slot {
-            version: *version,
-            answer,
-            used: clock,
-        };
     }
 }
+
+/// The cache of answers by file: lookups take no lock (`src/cache.rs`
+/// says how), in sets allocated at load.
+type Cache = cache::Cache<KVVec<cache::Set>>;
 
 /// File systems whose files are not program images, or whose reads have
 /// side effects or are not plain data: their mappings get [`Status::Skipped`].
@@ -212,12 +119,62 @@ fn readable(id: &Identity) -> bool {
 
 /// The provider: the cache of answers.
 struct Mmap3Provider {
-    cache: Pin<KBox<SpinLock<Cache>>>,
+    cache: Cache,
 }
 
 impl Mmap3Provider {
-    fn cached(&self, version: &Version) -> Option<Answer> {
-        self.cache.lock().lookup(version)
+    /// An empty cache of at least `entries` entries, in whole sets.
+    fn new_cache(entries: usize) -> Result<Cache> {
+        let len = Cache::sets_for(entries);
+        let mut sets = KVVec::with_capacity(len, GFP_KERNEL)?;
+        for _ in 0..len {
+            sets.push(cache::Set::new(), GFP_KERNEL)?;
+        }
+        Ok(Cache::new(sets))
+    }
+
+    /// A file's key in the cache: which file.
+    fn key(id: &Identity) -> cache::Key {
+        cache::Key {
+            dev: id.dev,
+            ino: id.ino,
+            generation: id.generation,
+        }
+    }
+
+    /// A file's version in the cache: what changes when the file does.
+    fn version(id: &Identity) -> cache::Version {
+        [
+            id.ctime_sec as u64,
+            id.size as u64,
+            u64::from(id.ctime_nsec),
+        ]
+    }
+
+    /// The cached answer for the file `id`, if it has not changed since.
+    fn cached(&self, id: &Identity) -> Option<Cached> {
+        match self.cache.lookup(&Self::key(id), &Self::version(id)) {
+            cache::Lookup::Hit(value) => Some(Cached(value)),
+            // A stale entry stays until the insert after the read replaces
+            // it, or CLOCK evicts it.
+            cache::Lookup::Stale | cache::Lookup::Miss => None,
+        }
+    }
+
+    /// Caches `answer` for the file `id`, unless another CPU is writing the
+    /// same set: the next miss reads the file again.
+    fn insert(&self, id: &Identity, answer: Answer) {
+        let Some(value) = answer.to_value() else {
+            return;
+        };
+        match self
+            .cache
+            .insert(&Self::key(id), &Self::version(id), &value)
+        {
+            cache::Insert::New => stats::add(Stat::Entries, 1),
+            cache::Insert::Evicted(_) => stats::add(Stat::Evictions, 1),
+            cache::Insert::Replaced | cache::Insert::Busy | cache::Insert::Disabled => (),
+        }
     }
 }
 
@@ -231,8 +188,7 @@ impl provider::Provider for Mmap3Provider {
         if !readable(&id) {
             return Answer::Missing(Status::Skipped).emit(info);
         }
-        let version = Version::of(&id);
-        if let Some(answer) = this.cached(&version) {
+        if let Some(answer) = this.cached(&id) {
             stats::add(Stat::Hits, 1);
             return answer.emit(info);
         }
@@ -303,7 +259,7 @@ impl provider::Deferred<Mmap3Provider> for Lookup {
         // read error.
         let after = self.file.identity();
         if before == after && after.settled && !matches!(answer, Answer::Missing(Status::IoError)) {
-            provider.cache.lock().insert(&Version::of(&after), answer);
+            provider.insert(&after, answer);
         }
         answer.emit(&self.info);
     }
@@ -318,11 +274,9 @@ impl kernel::Module for Mmap3 {
     fn init(module: &'static ThisModule) -> Result<Self> {
         file::check_abi()?;
         let debugfs = stats::Debugfs::new()?;
-        let entries = Registration::<Mmap3Provider>::cache_entries();
-        let cache = KBox::pin_init(
-            new_spinlock!(Cache::new(entries)?, "mmap3_cache"),
-            GFP_KERNEL,
-        )?;
+        let cache = Mmap3Provider::new_cache(Registration::<Mmap3Provider>::cache_entries())?;
+        let entries = cache.capacity();
+        stats::add(Stat::Capacity, entries as i64);
         let registration = KBox::pin_init(
             Registration::new(module, Mmap3Provider { cache }),
             GFP_KERNEL,
@@ -330,7 +284,7 @@ impl kernel::Module for Mmap3 {
         pr_info!(
             "loaded, cache of {} entries of {} bytes\n",
             entries,
-            core::mem::size_of::<Slot>()
+            core::mem::size_of::<cache::Set>() / cache::WAYS
         );
         Ok(Mmap3 {
             _registration: registration,

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Host build of the mmap3 module's ELF build-id parser.
+//! Host build of the mmap3 module's ELF build-id parser and build-id cache.
 //!
-//! The parser lives in `src/buildid.rs` at the top of the repository, where
-//! the kernel module includes it as a submodule with `#[path]`. A submodule
-//! cannot carry crate-level attributes such as `#![no_std]`, so this tiny
-//! crate root supplies them and includes the very same file, for `cargo
-//! test`, `cargo clippy` and `cargo fuzz`. The file's own module-level lint
-//! attributes (no unsafe code, no indexing, no unchecked arithmetic, no
-//! panics) apply in both builds.
+//! The parser lives in `src/buildid.rs` and the cache in `src/cache.rs` at
+//! the top of the repository, where the kernel module includes them as
+//! submodules with `#[path]`. A submodule cannot carry crate-level attributes
+//! such as `#![no_std]`, so this tiny crate root supplies them and includes
+//! the very same files, for `cargo test`, `cargo clippy` and `cargo fuzz`.
+//! The files' own module-level lint attributes (no unsafe code, no indexing,
+//! no unchecked arithmetic, no panics) apply in both builds.
 
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs, unreachable_pub, rust_2018_idioms)]
@@ -17,3 +17,6 @@
 mod buildid;
 
 pub use buildid::*;
+
+#[path = "../../src/cache.rs"]
+pub mod cache;

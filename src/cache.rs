@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A fixed-size cache of build-id answers by file, for many CPUs: a lookup
+//! takes no lock and writes no shared memory on a hit.
+//!
+//! This file is compiled twice, like `buildid.rs`, so it holds no crate-level
+//! attribute and uses only `core`: in the kernel module as `#[path =
+//! "cache.rs"] pub mod cache;`, and on the host by the `mmap3-buildid` crate
+//! in `buildid/`, for `cargo test`. It has no `unsafe` and allocates nothing:
+//! the caller owns the storage, a slice of [`Set`]s (the module allocates it
+//! at load, the host tests use a `Vec`), and hands it to [`Cache::new`].
+//!
+//! # Design
+//!
+//! The module looks the cache up for every mapping it sees, on every CPU,
+//! under `mmap_lock`; it inserts only after a miss, from task_work, after
+//! reading the file, which costs far more than the insert. So lookups must
+//! scale with CPUs, while inserts may be slower and may even give up:
+//!
+//! - **Set-associative, [`WAYS`] ways.** A key hashes to one [`Set`]; a
+//!   lookup reads the slots of that set only. A set is aligned to 64 bytes, so
+//!   two sets never share a cache line.
+//! - **Readers: a sequence counter per slot (seqlock).** A slot's key, version
+//!   and value are `AtomicU64` words; a writer makes the slot's counter odd,
+//!   writes the words, then makes it even again. A reader reads the counter,
+//!   the words, and the counter again, and trusts the words only if the
+//!   counter was even and did not change. A reader never writes the slot, so
+//!   the slot's cache lines stay shared by every CPU that reads them; a read
+//!   that overlaps a write is a miss (the module then reads the file), never a
+//!   wrong answer, and it is never retried, so a reader never waits.
+//! - **Writers: a try-lock per set.** Insert and remove take their set's lock
+//!   with one compare-and-exchange, and give up ([`Insert::Busy`],
+//!   [`Remove::Busy`]) when another CPU holds it: the entry is then simply not
+//!   cached this time. No one ever spins or sleeps on the lock, so it is safe
+//!   from any context. One writer per set at a time also keeps each key in at
+//!   most one slot.
+//! - **CLOCK, not LRU.** LRU needs a time stamp written on every hit, which
+//!   would bounce the set's cache line between CPUs on every mapping. CLOCK
+//!   (second chance) needs one reference bit per slot: a hit sets it only when
+//!   it is clear, so a line is written at most once per eviction round, not
+//!   once per hit. The victim is the first slot, from the set's hand on, whose
+//!   bit is clear; the bits passed on the way are cleared. An entry starts
+//!   with its bit clear: it keeps its place only if it is used again.
+//! - **Stale entries are left in place.** A lookup that finds the key with
+//!   another version answers [`Lookup::Stale`] and changes nothing (a reader
+//!   never writes); the caller reads the file and inserts the new version,
+//!   which replaces the stale entry in its slot. An entry that is never hit
+//!   again is evicted by CLOCK like any other.
+//!
+//! RCU was the other candidate for lock-free readers: it would need an
+//! allocation per insert, deferred frees and kernel types, whereas a
+//! seqlock over a fixed array needs none of them and costs a reader two loads
+//! of the counter more than plain loads.
+//!
+//! # Memory ordering
+//!
+//! The data words are read and written with `Relaxed` accesses, ordered by
+//! fences, the pattern of "Can Seqlocks Get Along With Programming Language
+//! Memory Models?" (H.-J. Boehm, MSPC 2012), which is what crossbeam's seqlock
+//! does:
+//!
+//! - writer (holding the set's lock): `seq.store(s + 1, Relaxed)`;
+//!   `fence(Release)`; data stores (`Relaxed`); `seq.store(s + 2, Release)`;
+//! - reader: `s = seq.load(Acquire)`, a miss if odd; data loads (`Relaxed`);
+//!   `fence(Acquire)`; a miss unless `seq.load(Relaxed) == s`.
+//!
+//! The reader's first load synchronises with the `Release` store that ended
+//! the last write, so it sees at least that write's data. If it sees any store
+//! of a later write, the writer's `Release` fence synchronises with the
+//! reader's `Acquire` fence, so the odd counter stored before that fence is
+//! visible to the reader's second load, which then differs from `s`.
+//!
+//! The set's lock is taken with an `Acquire` compare-and-exchange and released
+//! with a `Release` store, so a writer sees every earlier writer's slots and
+//! may read them with `Relaxed` loads. The hand is only touched under the
+//! lock. The reference bits are hints: `Relaxed` everywhere, a lost or late
+//! bit only changes which entry is evicted.
+
+#![forbid(unsafe_code)]
+#![deny(
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions,
+    clippy::cast_possible_truncation,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    clippy::todo,
+    clippy::unimplemented,
+    clippy::unreachable,
+    clippy::unwrap_used
+)]
+
+use core::ops::Deref;
+use core::sync::atomic::{
+    fence, AtomicBool, AtomicU64, AtomicU8,
+    Ordering::{Acquire, Relaxed, Release},
+};
+
+/// Slots per set.
+pub const WAYS: usize = 4;
+
+/// The reference bit of each way, in the set's `referenced` byte.
+const WAY_BITS: [u8; WAYS] = [1, 2, 4, 8];
+
+/// The default number of `u64` words in a [`Version`].
+pub const VERSION_WORDS: usize = 3;
+
+/// The most build-id bytes a [`Value`] holds (a SHA-1 digest, as in an MMAP3
+/// record).
+pub const ID_SIZE_MAX: usize = 20;
+
+/// The `u64` words a [`Value`] is stored in: status, length and
+/// [`ID_SIZE_MAX`] bytes.
+const VALUE_WORDS: usize = 3;
+
+/// What proves that a file has not changed since its entry was inserted
+/// (its change time and size, say): an entry answers only for the version it
+/// was inserted with. `V` words, compared as a whole.
+pub type Version<const V: usize = VERSION_WORDS> = [u64; V];
+
+/// The identity of a file, what entries are found by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Key {
+    /// Device of the file system.
+    pub dev: u32,
+    /// Inode number.
+    pub ino: u64,
+    /// Inode generation.
+    pub generation: u32,
+}
+
+impl Key {
+    /// The key as stored in a slot.
+    #[inline]
+    fn words(&self) -> [u64; 2] {
+        [
+            self.ino,
+            (u64::from(self.dev) << 32) | u64::from(self.generation),
+        ]
+    }
+
+    /// The set-selecting hash: inode numbers are dense, so they are mixed
+    /// with a 64-bit finaliser (splitmix64).
+    #[inline]
+    fn hash(&self) -> u64 {
+        let [ino, rest] = self.words();
+        let mut h = ino ^ rest.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    }
+}
+
+/// An answer: a status byte (never 0, which marks an empty slot) and up to
+/// [`ID_SIZE_MAX`] bytes of build-id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Value {
+    status: u8,
+    len: u8,
+    id: [u8; ID_SIZE_MAX],
+}
+
+impl Value {
+    /// A value of status `status` with the build-id `id`; `None` when
+    /// `status` is 0 or `id` longer than [`ID_SIZE_MAX`].
+    pub fn new(status: u8, id: &[u8]) -> Option<Self> {
+        let len = u8::try_from(id.len())
+            .ok()
+            .filter(|&l| usize::from(l) <= ID_SIZE_MAX && status != 0)?;
+        let mut padded = [0; ID_SIZE_MAX];
+        for (d, s) in padded.iter_mut().zip(id) {
+            *d = *s;
+        }
+        Some(Value {
+            status,
+            len,
+            id: padded,
+        })
+    }
+
+    /// The status.
+    pub fn status(&self) -> u8 {
+        self.status
+    }
+
+    /// The build-id, 0 to [`ID_SIZE_MAX`] bytes.
+    pub fn build_id(&self) -> &[u8] {
+        self.id.get(..usize::from(self.len)).unwrap_or(&[])
+    }
+
+    /// The value as stored: bytes `status, len, id, 0, 0`, little-endian.
+    fn encode(&self) -> [u64; VALUE_WORDS] {
+        let mut bytes = [0; VALUE_WORDS * 8];
+        bytes[0] = self.status;
+        bytes[1] = self.len;
+        for (d, s) in bytes.iter_mut().skip(2).zip(&self.id) {
+            *d = *s;
+        }
+        let mut words = [0; VALUE_WORDS];
+        let mut rest = &bytes[..];
+        for w in &mut words {
+            if let Some((chunk, tail)) = rest.split_first_chunk() {
+                *w = u64::from_le_bytes(*chunk);
+                rest = tail;
+            }
+        }
+        words
+    }
+
+    /// The value stored as `words`; `None` for an empty slot (status 0) or
+    /// anything [`Value::encode`] cannot produce.
+    fn decode(words: [u64; VALUE_WORDS]) -> Option<Self> {
+        let mut bytes = [0; VALUE_WORDS * 8];
+        for (d, s) in bytes
+            .iter_mut()
+            .zip(words.into_iter().flat_map(u64::to_le_bytes))
+        {
+            *d = s;
+        }
+        let (head, id) = bytes.split_at(2);
+        let value = Value::new(*head.first()?, id.get(..usize::from(*head.get(1)?))?)?;
+        (value.encode() == words).then_some(value)
+    }
+}
+
+/// The words of `words`, each loaded `Relaxed`.
+#[inline]
+fn load<const N: usize>(words: &[AtomicU64; N]) -> [u64; N] {
+    let mut out = [0; N];
+    for (o, w) in out.iter_mut().zip(words) {
+        *o = w.load(Relaxed);
+    }
+    out
+}
+
+/// One entry: key, version and value, guarded by a sequence counter.
+struct Slot<const V: usize> {
+    /// Odd while a writer changes the slot; bumped by 2 per write.
+    seq: AtomicU64,
+    /// [`Key::words`].
+    key: [AtomicU64; 2],
+    version: [AtomicU64; V],
+    /// [`Value::encode`]; all zero when the slot is empty.
+    value: [AtomicU64; VALUE_WORDS],
+}
+
+/// What a reader saw in a slot.
+enum Read {
+    /// The key with the version looked for.
+    Hit(Value),
+    /// The key with another version.
+    Stale,
+    /// Another key, an empty slot, or a slot being written.
+    Other,
+}
+
+impl<const V: usize> Slot<V> {
+    fn new() -> Self {
+        Slot {
+            seq: AtomicU64::new(0),
+            key: core::array::from_fn(|_| AtomicU64::new(0)),
+            version: core::array::from_fn(|_| AtomicU64::new(0)),
+            value: core::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// Reads the slot without a lock (see the module's memory ordering).
+    #[inline]
+    fn read(&self, key: [u64; 2], version: &Version<V>) -> Read {
+        let seq = self.seq.load(Acquire);
+        if seq & 1 != 0 {
+            return Read::Other;
+        }
+        // A key that does not match, even torn, means not here.
+        if load(&self.key) != key {
+            return Read::Other;
+        }
+        let stored = load(&self.version);
+        let value = load(&self.value);
+        fence(Acquire);
+        if self.seq.load(Relaxed) != seq {
+            return Read::Other;
+        }
+        match Value::decode(value) {
+            None => Read::Other,
+            Some(_) if stored != *version => Read::Stale,
+            Some(value) => Read::Hit(value),
+        }
+    }
+
+    /// The key of an occupied slot, `None` if empty. Only under the set's
+    /// lock: no write can be under way.
+    fn key_locked(&self) -> Option<[u64; 2]> {
+        let value = load(&self.value);
+        (value != [0; VALUE_WORDS]).then(|| load(&self.key))
+    }
+
+    /// Whether the slot holds exactly this. Only under the set's lock.
+    fn holds_locked(&self, key: [u64; 2], version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
+        self.key_locked() == Some(key)
+            && load(&self.version) == *version
+            && load(&self.value) == value
+    }
+
+    /// Writes the slot. Only under the set's lock: one writer at a time.
+    fn write(&self, key: [u64; 2], version: &Version<V>, value: [u64; VALUE_WORDS]) {
+        let seq = self.seq.load(Relaxed);
+        self.seq.store(seq.wrapping_add(1), Relaxed);
+        fence(Release);
+        for (w, v) in self.key.iter().zip(key) {
+            w.store(v, Relaxed);
+        }
+        for (w, v) in self.version.iter().zip(version) {
+            w.store(*v, Relaxed);
+        }
+        for (w, v) in self.value.iter().zip(value) {
+            w.store(v, Relaxed);
+        }
+        self.seq.store(seq.wrapping_add(2), Release);
+    }
+}
+
+/// [`WAYS`] slots sharing a lock and a CLOCK hand; the unit of storage.
+///
+/// `V` is the number of words of a [`Version`].
+#[repr(align(64))]
+pub struct Set<const V: usize = VERSION_WORDS> {
+    /// Held by the one writer of the set; readers never look at it.
+    lock: AtomicBool,
+    /// The next way CLOCK considers for eviction; only under the lock.
+    hand: AtomicU8,
+    /// The reference bits of the ways ([`WAY_BITS`]).
+    referenced: AtomicU8,
+    slots: [Slot<V>; WAYS],
+}
+
+impl<const V: usize> Default for Set<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The lock of a set, held until dropped.
+struct Locked<'a>(&'a AtomicBool);
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Release);
+    }
+}
+
+impl<const V: usize> Set<V> {
+    /// An empty set.
+    pub fn new() -> Self {
+        Set {
+            lock: AtomicBool::new(false),
+            hand: AtomicU8::new(0),
+            referenced: AtomicU8::new(0),
+            slots: core::array::from_fn(|_| Slot::new()),
+        }
+    }
+
+    /// Takes the lock if it is free; never waits.
+    fn try_lock(&self) -> Option<Locked<'_>> {
+        // Test first: a busy lock's line is not written.
+        if self.lock.load(Relaxed) {
+            return None;
+        }
+        self.lock
+            .compare_exchange(false, true, Acquire, Relaxed)
+            .ok()
+            .map(|_| Locked(&self.lock))
+    }
+
+    /// Marks a way used: a write only when its bit is clear.
+    #[inline]
+    fn reference(&self, bit: u8) {
+        if self.referenced.load(Relaxed) & bit == 0 {
+            self.referenced.fetch_or(bit, Relaxed);
+        }
+    }
+
+    /// The way to evict, by CLOCK; moves the hand past it. Under the lock.
+    fn victim(&self, _lock: &Locked<'_>) -> usize {
+        let mut hand = usize::from(self.hand.load(Relaxed)).min(WAYS.wrapping_sub(1));
+        // Readers may set bits again meanwhile: after two rounds, take the
+        // slot under the hand whatever its bit.
+        for _ in 0..2 * WAYS {
+            let bit = WAY_BITS.get(hand).copied().unwrap_or(0);
+            if self.referenced.load(Relaxed) & bit == 0 {
+                break;
+            }
+            self.referenced.fetch_and(!bit, Relaxed);
+            hand = hand.wrapping_add(1) % WAYS;
+        }
+        let next = hand.wrapping_add(1) % WAYS;
+        self.hand.store(u8::try_from(next).unwrap_or(0), Relaxed);
+        hand
+    }
+}
+
+/// What [`Cache::lookup`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The value inserted for this key and version.
+    Hit(Value),
+    /// The key is there with another version; the entry stays until an
+    /// insert replaces it or CLOCK evicts it.
+    Stale,
+    /// The key is not there, or its slot was being written.
+    Miss,
+}
+
+/// What [`Cache::insert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insert {
+    /// Into an empty slot.
+    New,
+    /// Over the entry of the same key (another version, or the same).
+    Replaced,
+    /// Over the entry of this other key, evicted.
+    Evicted(Key),
+    /// Nothing: another CPU was writing the set.
+    Busy,
+    /// Nothing: the cache has no slot (capacity 0).
+    Disabled,
+}
+
+/// What [`Cache::remove`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remove {
+    /// The key's entry is gone.
+    Removed,
+    /// The key was not there.
+    Absent,
+    /// Nothing: another CPU was writing the set.
+    Busy,
+}
+
+/// The cache over storage `S`, a slice of [`Set`]s; `V` words of version.
+pub struct Cache<S, const V: usize = VERSION_WORDS> {
+    sets: S,
+}
+
+impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
+    /// The number of sets that hold `entries` entries (rounded up to whole
+    /// sets).
+    pub const fn sets_for(entries: usize) -> usize {
+        entries.div_ceil(WAYS)
+    }
+
+    /// A cache in `sets`; with no set, it is disabled: lookups miss and
+    /// inserts do nothing.
+    pub fn new(sets: S) -> Self {
+        Cache { sets }
+    }
+
+    /// The number of entries the cache can hold.
+    pub fn capacity(&self) -> usize {
+        self.sets.len().saturating_mul(WAYS)
+    }
+
+    /// The index of the set `key` belongs in; `None` when there is no set.
+    #[inline]
+    pub fn set_of(&self, key: &Key) -> Option<usize> {
+        let sets = u64::try_from(self.sets.len()).ok().filter(|&n| n > 0)?;
+        // Lemire's reduction: the high half of hash * sets, below sets.
+        let wide = u128::from(key.hash()).wrapping_mul(u128::from(sets));
+        usize::try_from(wide >> 64).ok()
+    }
+
+    #[inline]
+    fn set(&self, key: &Key) -> Option<&Set<V>> {
+        self.set_of(key).and_then(|i| self.sets.get(i))
+    }
+
+    /// The entry of `key`, if it has `version`. Takes no lock; writes shared
+    /// memory only to set the entry's reference bit when it is clear.
+    pub fn lookup(&self, key: &Key, version: &Version<V>) -> Lookup {
+        let Some(set) = self.set(key) else {
+            return Lookup::Miss;
+        };
+        let key = key.words();
+        for (slot, bit) in set.slots.iter().zip(WAY_BITS) {
+            match slot.read(key, version) {
+                Read::Other => continue,
+                Read::Stale => return Lookup::Stale,
+                Read::Hit(value) => {
+                    set.reference(bit);
+                    return Lookup::Hit(value);
+                }
+            }
+        }
+        Lookup::Miss
+    }
+
+    /// Stores `value` for `key` at `version`, over any other version of
+    /// `key`, else in an empty slot, else over the entry CLOCK picks. Gives up
+    /// rather than wait when another CPU is writing the set.
+    pub fn insert(&self, key: &Key, version: &Version<V>, value: &Value) -> Insert {
+        let Some(set) = self.set(key) else {
+            return Insert::Disabled;
+        };
+        let Some(lock) = set.try_lock() else {
+            return Insert::Busy;
+        };
+        let words = key.words();
+        let value = value.encode();
+        let mut keys = [None; WAYS];
+        for (k, slot) in keys.iter_mut().zip(&set.slots) {
+            *k = slot.key_locked();
+        }
+        let (way, outcome) = if let Some(way) = keys.iter().position(|k| *k == Some(words)) {
+            (way, Insert::Replaced)
+        } else if let Some(way) = keys.iter().position(Option::is_none) {
+            (way, Insert::New)
+        } else {
+            let way = set.victim(&lock);
+            let [ino, rest] = keys.get(way).copied().flatten().unwrap_or_default();
+            let evicted = Key {
+                dev: u32::try_from(rest >> 32).unwrap_or(0),
+                ino,
+                generation: u32::try_from(rest & 0xffff_ffff).unwrap_or(0),
+            };
+            (way, Insert::Evicted(evicted))
+        };
+        let Some(slot) = set.slots.get(way) else {
+            return Insert::Busy;
+        };
+        // Rewriting the same words would only make concurrent readers miss.
+        if !slot.holds_locked(words, version, value) {
+            if outcome != Insert::Replaced {
+                let bit = WAY_BITS.get(way).copied().unwrap_or(0);
+                set.referenced.fetch_and(!bit, Relaxed);
+            }
+            slot.write(words, version, value);
+        }
+        outcome
+    }
+
+    /// Removes the entry of `key`, whatever its version. Gives up rather than
+    /// wait when another CPU is writing the set.
+    pub fn remove(&self, key: &Key) -> Remove {
+        let Some(set) = self.set(key) else {
+            return Remove::Absent;
+        };
+        let Some(_lock) = set.try_lock() else {
+            return Remove::Busy;
+        };
+        let words = key.words();
+        match set
+            .slots
+            .iter()
+            .find(|slot| slot.key_locked() == Some(words))
+        {
+            Some(slot) => {
+                slot.write([0; 2], &[0; V], [0; VALUE_WORDS]);
+                Remove::Removed
+            }
+            None => Remove::Absent,
+        }
+    }
+}
