@@ -11,7 +11,52 @@ extern "C" {
     fn mmap3_get_file(file: *mut c_void);
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
     fn mmap3_assert_no_mmap_lock();
+    fn mmap3_file_read(
+        file: *mut c_void,
+        pos: i64,
+        buf: *mut u8,
+        len: usize,
+        may_io: bool,
+    ) -> isize;
+    fn mmap3_serves_fuse() -> bool;
     static mmap3_identity_size: usize;
+}
+
+/// How a read may get the file's bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadMode {
+    /// From the page cache only, never waiting for I/O (`EAGAIN` when a
+    /// page is not there): allowed under `mmap_lock`.
+    Cached,
+    /// Through the page cache, reading what is missing (may sleep): never
+    /// under `mmap_lock`.
+    Io,
+}
+
+/// Reads `buf.len()` bytes at `offset` through the page cache, as the
+/// kernel's own build-id reader does: no fsnotify event, no atime update,
+/// no permission check against the current credentials, and the same for
+/// files opened with `O_DIRECT`. Returns the bytes read, short at the end
+/// of the file.
+///
+/// # Safety
+///
+/// `file` is a valid `struct file`, and `mmap_lock` is not held when `mode`
+/// is [`ReadMode::Io`].
+unsafe fn read_at(file: *mut c_void, offset: u64, buf: &mut [u8], mode: ReadMode) -> Result<usize> {
+    let pos = i64::try_from(offset).map_err(|_| EINVAL)?;
+    // SAFETY: `file` is valid (the caller); `buf` is valid for writes of
+    // `buf.len()` bytes; the caller holds no `mmap_lock` for I/O.
+    let n =
+        unsafe { mmap3_file_read(file, pos, buf.as_mut_ptr(), buf.len(), mode == ReadMode::Io) };
+    usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+}
+
+/// Whether the current task holds an open `/dev/fuse`, i.e. may be the
+/// server that a read from a FUSE file would wait for.
+pub(crate) fn serves_fuse() -> bool {
+    // SAFETY: Looks at the current task's open files, under their lock.
+    unsafe { mmap3_serves_fuse() }
 }
 
 /// A `struct vm_area_struct` seen by the hook, under `mmap_lock`.
@@ -73,6 +118,11 @@ pub(crate) struct Identity {
     pub(crate) fs_magic: core::ffi::c_ulong,
     /// Whether any later change gets a different change time.
     pub(crate) settled: bool,
+    /// Whether the file is open for writing or mapped shared and writable.
+    pub(crate) writers: bool,
+    /// A kernel-internal file (`S_PRIVATE`): shared anonymous memory, SysV
+    /// shared memory.
+    pub(crate) private: bool,
 }
 
 /// Fails when `Identity` and its C twin disagree.
@@ -93,6 +143,12 @@ impl File {
         id
     }
 
+    /// Reads from the page cache only; see [`ReadMode::Cached`].
+    pub(crate) fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        // SAFETY: The file is valid while borrowed; no I/O is done.
+        unsafe { read_at(self.0.get().cast(), offset, buf, ReadMode::Cached) }
+    }
+
     /// Takes a reference on the file, so that it outlives the mapping.
     pub(crate) fn pin(&self) -> PinnedFile {
         // SAFETY: The file is valid while borrowed; `get_file()` takes a reference.
@@ -109,6 +165,9 @@ impl File {
 /// The pointer is valid and we own one reference on the file.
 pub(crate) struct PinnedFile(NonNull<bindings::file>);
 
+// SAFETY: A file reference may be used and dropped (`fput()`) from any task.
+unsafe impl Send for PinnedFile {}
+
 impl PinnedFile {
     /// The file's identity and version, from its inode, without I/O.
     pub(crate) fn identity(&self) -> Identity {
@@ -118,23 +177,14 @@ impl PinnedFile {
         id
     }
 
-    /// Reads at `offset` with `kernel_read()`: may sleep, so never call it
-    /// under `mmap_lock`. Returns the bytes read, 0 at end of file.
+    /// Reads through the page cache, waiting for I/O; see [`ReadMode::Io`].
+    /// Must not be called under `mmap_lock` (checked with lockdep).
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        let mut pos = bindings::loff_t::try_from(offset).map_err(|_| EINVAL)?;
         // SAFETY: Only looks at the current task's `mmap_lock` (lockdep).
         unsafe { mmap3_assert_no_mmap_lock() };
-        // SAFETY: By the type invariant the file is valid; `buf` is valid
-        // for writes of `buf.len()` bytes and `pos` for the call.
-        let n = unsafe {
-            bindings::kernel_read(
-                self.0.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut pos,
-            )
-        };
-        usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+        // SAFETY: By the type invariant the file is valid; no `mmap_lock`
+        // is held (the contract of this function, checked above).
+        unsafe { read_at(self.0.as_ptr().cast(), offset, buf, ReadMode::Io) }
     }
 }
 

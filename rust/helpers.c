@@ -8,13 +8,21 @@
 #include "helpers.h"
 
 #include <linux/debugfs.h>
+#include <linux/fdtable.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/kdev_t.h>
 #include <linux/lockdep.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
+#include <linux/shmem_fs.h>
 #include <linux/time64.h>
 
 static unsigned int cache_entries = 4096;
@@ -72,6 +80,113 @@ void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 	 * must not be trusted later.
 	 */
 	id->settled = timespec64_compare(&now, &ctime) > 0;
+	id->writers = atomic_read(&inode->i_writecount) > 0 ||
+		      mapping_writably_mapped(file->f_mapping);
+	id->private = IS_PRIVATE(inode);
+}
+
+/* One folio of @mapping at @index, or an ERR_PTR; NULL for a shmem hole. */
+static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_io)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct folio *folio;
+	int tries = 0, err;
+
+	if (!may_io) {
+		folio = filemap_get_folio(mapping, index);
+		if (IS_ERR(folio))
+			return ERR_PTR(-EAGAIN);
+		if (!folio_test_uptodate(folio)) {
+			folio_put(folio);
+			return ERR_PTR(-EAGAIN);
+		}
+		return folio;
+	}
+	if (shmem_mapping(mapping)) {
+		/* SGP_READ: a hole reads as zeroes and is not filled. */
+		err = shmem_get_folio(mapping->host, index, 0, &folio, SGP_READ);
+		if (err)
+			return ERR_PTR(err);
+		if (folio)
+			folio_unlock(folio);
+		return folio;
+	}
+	/*
+	 * A signal that is not fatal does not make the read fail: retry a few
+	 * times what a file system gave up on for it (FUSE, network file
+	 * systems), so that the status does not depend on signal timing.
+	 */
+	for (;;) {
+		folio = read_cache_folio(mapping, index, NULL, file);
+		if (!IS_ERR(folio) || ++tries > 3 || fatal_signal_pending(current))
+			return folio;
+		err = PTR_ERR(folio);
+		if (err != -EINTR && err != -ERESTARTSYS && err != -EAGAIN)
+			return folio;
+	}
+}
+
+/*
+ * Read @len bytes at @pos of @file through its page cache, as the kernel's
+ * own build-id reader (lib/buildid.c) reads: folio by folio, so that no
+ * fsnotify event (no fanotify permission event, no inotify IN_ACCESS), no
+ * atime update, no permission check against current's credentials is
+ * involved, O_DIRECT does not apply, and only the pages holding the bytes
+ * asked for are read from the disk (no readahead). Without @may_io, only
+ * what is in the page cache is used: -EAGAIN when a page is not there.
+ * Returns the bytes read, short at the end of the file; -EOPNOTSUPP for a
+ * file whose data is not in the page cache (no ->read_folio, DAX).
+ */
+ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct inode *inode = mapping->host;
+	loff_t size = i_size_read(inode);
+	size_t done = 0;
+
+	if (IS_DAX(inode) || (!shmem_mapping(mapping) && !mapping->a_ops->read_folio))
+		return -EOPNOTSUPP;
+	if (pos < 0)
+		return -EINVAL;
+	if (pos >= size)
+		return 0;
+	len = min_t(loff_t, len, size - pos);
+	while (done < len) {
+		loff_t at = pos + done;
+		struct folio *folio = mmap3_get_folio(file, at >> PAGE_SHIFT, may_io);
+		size_t off, n;
+
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		if (!folio) {
+			n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(at));
+			memset(buf + done, 0, n);
+		} else {
+			off = offset_in_folio(folio, at);
+			n = min_t(size_t, len - done, folio_size(folio) - off);
+			memcpy_from_folio(buf + done, folio, off, n);
+			folio_put(folio);
+		}
+		done += n;
+	}
+	return done;
+}
+
+static int mmap3_is_fuse_dev(const void *unused, struct file *file, unsigned int fd)
+{
+	struct inode *inode = file_inode(file);
+
+	return S_ISCHR(inode->i_mode) && inode->i_rdev == MKDEV(MISC_MAJOR, FUSE_MINOR);
+}
+
+/*
+ * Whether current holds an open /dev/fuse: then it may be the server of a
+ * FUSE mount, and a read of a file of that mount would wait for a reply
+ * that only current can give.
+ */
+bool mmap3_serves_fuse(void)
+{
+	return current->files && iterate_fd(current->files, 0, mmap3_is_fuse_dev, NULL);
 }
 
 /*

@@ -22,6 +22,10 @@ struct mmap3_identity {
 	unsigned long fs_magic;
 	/* A later change of the file gets a ctime other than ctime_sec/nsec. */
 	bool settled;
+	/* Open for writing, or mapped shared and writable. */
+	bool writers;
+	/* A kernel-internal file (S_PRIVATE): shared anonymous memory, SysV shm. */
+	bool private;
 };
 
 extern const size_t mmap3_identity_size;
@@ -31,6 +35,8 @@ unsigned int mmap3_param_cache_entries(void);
 void mmap3_get_file(struct file *file);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
+ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io);
+bool mmap3_serves_fuse(void);
 void mmap3_stat_add(unsigned int stat, s64 delta);
 int mmap3_debugfs_create(void);
 void mmap3_debugfs_remove(void);

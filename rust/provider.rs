@@ -5,8 +5,8 @@
 //! to task_work, and writing the record.
 
 use crate::file::Vma;
-use core::ptr::addr_of_mut;
-use kernel::{bindings, init::PinInit, prelude::*, types::Opaque, ThisModule};
+use core::ptr::{addr_of_mut, NonNull};
+use kernel::{bindings, prelude::*, types::Opaque, ThisModule};
 
 extern "C" {
     fn mmap3_param_cache_entries() -> u32;
@@ -97,6 +97,10 @@ pub(crate) struct OwnedMapInfo {
     _name: KVec<u8>,
 }
 
+// SAFETY: The only pointer in `info` is `file_name`, into `_name`, which
+// this owns and which moves with it.
+unsafe impl Send for OwnedMapInfo {}
+
 impl core::ops::Deref for OwnedMapInfo {
     type Target = MapInfo;
 
@@ -106,68 +110,90 @@ impl core::ops::Deref for OwnedMapInfo {
 }
 
 /// What the module does with each mapping.
-pub(crate) trait Provider: Sized + Sync {
-    /// Called for each mapping an mmap3 event may record (executable ones,
-    /// and the others while an mmap3 event has `mmap_data`), under
+pub(crate) trait Provider: Sized + Send + Sync + 'static {
+    /// What the hook defers: at most one per task at a time, to which the
+    /// hook adds the task's later mappings until it has run (see
+    /// [`Hook::deferred`]), so that records keep the order of the mappings.
+    type Batch: Deferred<Self>;
+
+    /// Called for each mapping that an existing mmap3 event records, under
     /// `mmap_lock`: may sleep and allocate, must not read the file; work
-    /// that reads goes to [`Registration::defer`].
-    fn mmap(registration: &Registration<Self>, vma: &Vma, info: &MapInfo);
+    /// that reads goes to [`Hook::defer`].
+    fn mmap(hook: &mut Hook<'_, Self>, vma: &Vma, info: &MapInfo);
+}
+
+/// Work for the mapping task to do before it returns to user space.
+pub(crate) trait Deferred<T>: Send + 'static {
+    /// Runs in the mapping task, with no lock held.
+    fn run(self, provider: &T);
+}
+
+/// What the kernel sees of a registration: the provider and the C struct.
+///
+/// # Invariants
+///
+/// `raw` is initialised, and registered with `perf_mmap3_register()` while
+/// the owning [`Registration`] exists.
+struct Inner<T: Provider> {
+    provider: T,
+    raw: Opaque<bindings::perf_mmap3_provider>,
 }
 
 /// The registration of a [`Provider`] with the kernel, undone on drop.
 ///
+/// The registered state lives in its own allocation, which only shared
+/// references reach while it is registered: hooks and deferred work on
+/// other CPUs hold `&Inner`, and dropping a `Registration` never makes a
+/// `&mut` to it. Dropping unregisters, which waits for the hooks running
+/// and for every batch deferred and not yet run, then frees it.
+///
 /// # Invariants
 ///
-/// `raw` is registered with `perf_mmap3_register()` from initialisation
-/// until drop, and `provider` is initialised all that time.
-#[pin_data(PinnedDrop)]
+/// `inner` comes from `KBox::into_raw` and is registered until drop.
 pub(crate) struct Registration<T: Provider> {
-    provider: T,
-    #[pin]
-    raw: Opaque<bindings::perf_mmap3_provider>,
+    inner: NonNull<Inner<T>>,
 }
 
-// SAFETY: The kernel only reads `raw` (from any CPU) while registered, and
-// `provider` is `Sync`; moving the pinned registration is impossible.
-unsafe impl<T: Provider + Send> Send for Registration<T> {}
+// SAFETY: The registration owns a `T`, which is `Send`; the kernel may call
+// into it from any CPU, which `T: Sync` allows.
+unsafe impl<T: Provider> Send for Registration<T> {}
 
-// SAFETY: Shared references only give access to `provider`, which is `Sync`,
-// and to `defer`, which the kernel serialises per task.
+// SAFETY: Shared references only reach `&T`, and `T` is `Sync`.
 unsafe impl<T: Provider> Sync for Registration<T> {}
 
 impl<T: Provider> Registration<T> {
     /// Registers `provider`; its hook is called as soon as this returns.
-    pub(crate) fn new(module: &'static ThisModule, provider: T) -> impl PinInit<Self, Error> {
-        let init = move |slot: *mut Self| -> Result {
-            // SAFETY: `slot` is valid for writes (`pin_init_from_closure`).
-            unsafe { addr_of_mut!((*slot).provider).write(provider) };
-            // SAFETY: As above; `raw_get` does not dereference.
-            let raw = unsafe { Opaque::raw_get(addr_of_mut!((*slot).raw)) };
-            // SAFETY: `raw` is valid for writes.
-            unsafe {
-                raw.write(bindings::perf_mmap3_provider {
-                    owner: module.as_ptr(),
-                    mmap: Some(Self::mmap_callback),
-                })
-            };
-            // SAFETY: `raw` is initialised, pinned, and stays registered
-            // until `drop` unregisters it.
-            let ret = unsafe { bindings::perf_mmap3_register(raw) };
-            if ret != 0 {
-                // SAFETY: Initialised above; the slot is left uninitialised.
-                unsafe { core::ptr::drop_in_place(addr_of_mut!((*slot).provider)) };
-                return Err(Error::from_errno(ret));
-            }
-            Ok(())
+    pub(crate) fn new(module: &'static ThisModule, provider: T) -> Result<Self> {
+        let inner = KBox::new(
+            Inner {
+                provider,
+                raw: Opaque::uninit(),
+            },
+            GFP_KERNEL,
+        )?;
+        let inner = KBox::into_raw(inner);
+        // SAFETY: `inner` is valid for writes; `nr_work` is set by
+        // `perf_mmap3_register()`.
+        unsafe {
+            (*inner).raw.get().write(bindings::perf_mmap3_provider {
+                owner: module.as_ptr(),
+                mmap: Some(mmap_callback::<T>),
+                nr_work: bindings::atomic_t { counter: 0 },
+            })
         };
-        // SAFETY: The closure initialises every field, or on error drops
-        // what it initialised and leaves the slot uninitialised.
-        unsafe { kernel::init::pin_init_from_closure(init) }
-    }
-
-    /// The provider.
-    pub(crate) fn provider(&self) -> &T {
-        &self.provider
+        // SAFETY: `raw` is initialised and does not move (a heap
+        // allocation), and stays registered until `drop` unregisters it.
+        let ret = unsafe { bindings::perf_mmap3_register((*inner).raw.get()) };
+        if ret != 0 {
+            // SAFETY: Not registered: `inner` is still ours, from `into_raw`.
+            drop(unsafe { KBox::from_raw(inner) });
+            return Err(Error::from_errno(ret));
+        }
+        // INVARIANT: Registered, from `KBox::into_raw`.
+        Ok(Registration {
+            // SAFETY: `KBox::into_raw` never returns null.
+            inner: unsafe { NonNull::new_unchecked(inner) },
+        })
     }
 
     /// The module parameter `cache_entries`.
@@ -175,51 +201,99 @@ impl<T: Provider> Registration<T> {
         // SAFETY: Reads a module parameter, set before init.
         unsafe { mmap3_param_cache_entries() as usize }
     }
+}
 
-    /// The hook the kernel calls.
-    ///
-    /// # Safety
-    ///
-    /// `raw` is the `raw` field of a registered `Registration<T>`, `vma` a
-    /// VMA whose `mmap_lock` is held, `info` valid during the call.
-    unsafe extern "C" fn mmap_callback(
-        raw: *const bindings::perf_mmap3_provider,
-        vma: *mut bindings::vm_area_struct,
-        info: *const bindings::perf_mmap3_info,
-    ) {
-        // SAFETY: The kernel passes back the `raw` field of a registered
-        // `Registration<T>`, which stays alive until unregistration, which
-        // waits for this call to return.
-        let this = unsafe { &*kernel::container_of!(raw, Self, raw) };
-        // SAFETY: The hook is called with `vma` valid and `mmap_lock` held.
-        let vma = unsafe { Vma::from_raw(vma) };
-        // CAST: `MapInfo` is a transparent wrapper of `perf_mmap3_info`.
-        // SAFETY: `info` and its `file_name` are valid during the call.
-        let info = unsafe { &*info.cast::<MapInfo>() };
-        T::mmap(this, vma, info);
+impl<T: Provider> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let inner = self.inner.as_ptr();
+        // SAFETY: By the type invariant `raw` is registered. This returns
+        // once no hook runs and every deferred batch has run: nothing uses
+        // `inner` any more.
+        unsafe { bindings::perf_mmap3_unregister((*inner).raw.get()) };
+        // SAFETY: From `KBox::into_raw` (type invariant), unused now.
+        drop(unsafe { KBox::from_raw(inner) });
+    }
+}
+
+/// The hook the kernel calls.
+///
+/// # Safety
+///
+/// `raw` is the `raw` field of a registered `Inner<T>`, `vma` a VMA whose
+/// `mmap_lock` is held, `info` valid during the call.
+unsafe extern "C" fn mmap_callback<T: Provider>(
+    raw: *mut bindings::perf_mmap3_provider,
+    vma: *mut bindings::vm_area_struct,
+    info: *const bindings::perf_mmap3_info,
+) {
+    // CAST: `Opaque<T>` is `repr(transparent)`.
+    let raw = raw.cast::<Opaque<bindings::perf_mmap3_provider>>();
+    // SAFETY: The kernel passes back the `raw` field of a registered
+    // `Inner<T>`, which lives until unregistration, which waits for this
+    // call to return.
+    let inner = unsafe { &*kernel::container_of!(raw, Inner<T>, raw) };
+    // SAFETY: The hook is called with `vma` valid and `mmap_lock` held.
+    let vma = unsafe { Vma::from_raw(vma) };
+    // CAST: `MapInfo` is a transparent wrapper of `perf_mmap3_info`.
+    // SAFETY: `info` and its `file_name` are valid during the call.
+    let info = unsafe { &*info.cast::<MapInfo>() };
+    let mut hook = Hook { inner };
+    T::mmap(&mut hook, vma, info);
+}
+
+/// One call of the hook, in the mapping task, under its `mmap_lock`.
+///
+/// Only [`mmap_callback`] makes one, and the provider gets it by `&mut`:
+/// no two `&mut` to the task's pending batch can exist at once.
+pub(crate) struct Hook<'a, T: Provider> {
+    inner: &'a Inner<T>,
+}
+
+impl<T: Provider> Hook<'_, T> {
+    /// The provider.
+    pub(crate) fn provider(&self) -> &T {
+        &self.inner.provider
     }
 
-    /// Runs `data.run()` in the current task before it returns to user
-    /// space, with the module pinned until then. On failure (no memory, a
-    /// kernel thread, an exiting task, the module going away) gives `data`
-    /// back.
-    pub(crate) fn defer<D: Deferred<T>>(&self, data: D) -> Result<(), (D, Error)> {
-        let work = match KBox::<Work<T, D>>::new_uninit(GFP_KERNEL) {
+    /// The batch this task deferred and has not run yet, if there is one,
+    /// to add this mapping to it.
+    pub(crate) fn deferred(&mut self) -> Option<&mut T::Batch> {
+        // SAFETY: `raw` is registered (type invariant of `Inner`).
+        let raw = unsafe { bindings::perf_mmap3_deferred(self.inner.raw.get()) };
+        if raw.is_null() {
+            return None;
+        }
+        // CAST: `Opaque<T>` is `repr(transparent)`.
+        let raw = raw.cast::<Opaque<bindings::perf_mmap3_work>>();
+        // SAFETY: A work of this provider is a `Work<T>` that `defer`
+        // leaked, queued on the current task, which alone runs it, and not
+        // before this hook returned; the result borrows `self` mutably, so
+        // it is the only reference to the work while it lives.
+        let work = unsafe { &mut *kernel::container_of!(raw, Work<T>, raw).cast_mut() };
+        Some(&mut work.batch)
+    }
+
+    /// Runs `batch.run()` in the current task before it returns to user
+    /// space; until then the module stays pinned and the registration
+    /// alive. On failure (no memory, a kernel thread, an exiting task, the
+    /// module going away) gives `batch` back.
+    pub(crate) fn defer(&mut self, batch: T::Batch) -> Result<(), (T::Batch, Error)> {
+        let work = match KBox::<Work<T>>::new_uninit(GFP_KERNEL) {
             Ok(work) => work.write(Work {
                 raw: Opaque::uninit(),
-                registration: self,
-                data,
+                inner: self.inner,
+                batch,
             }),
-            Err(_) => return Err((data, ENOMEM)),
+            Err(_) => return Err((batch, ENOMEM)),
         };
         let work = KBox::into_raw(work);
-        // SAFETY: `work` is valid and ours; `raw_get` does not dereference.
-        let raw = unsafe { Opaque::raw_get(addr_of_mut!((*work).raw)) };
-        // SAFETY: `raw` is valid for writes; `perf_mmap3_defer()` sets
-        // `twork`. `self.raw` is initialised (type invariant).
+        // SAFETY: `work` is valid and ours; `raw` is valid for writes, and
+        // `perf_mmap3_defer()` sets `twork`.
+        let raw = unsafe { (*work).raw.get() };
+        // SAFETY: As above.
         unsafe {
-            addr_of_mut!((*raw).owner).write((*self.raw.get()).owner);
-            addr_of_mut!((*raw).func).write(Some(run_callback::<T, D>));
+            addr_of_mut!((*raw).provider).write(self.inner.raw.get());
+            addr_of_mut!((*raw).func).write(Some(run_callback::<T>));
         }
         // SAFETY: `raw` is set up; on success the kernel owns `work` until
         // it calls `run_callback`, once.
@@ -227,53 +301,38 @@ impl<T: Provider> Registration<T> {
         if ret != 0 {
             // SAFETY: Not queued: `work` is still ours, from `KBox::into_raw`.
             let work = unsafe { KBox::from_raw(work) };
-            return Err((KBox::into_inner(work).data, Error::from_errno(ret)));
+            return Err((KBox::into_inner(work).batch, Error::from_errno(ret)));
         }
         Ok(())
     }
 }
 
-#[pinned_drop]
-impl<T: Provider> PinnedDrop for Registration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant `raw` is registered; this returns
-        // once no hook call is running.
-        unsafe { bindings::perf_mmap3_unregister(self.raw.get()) };
-    }
-}
-
-/// Work for the mapping task to do before it returns to user space.
-pub(crate) trait Deferred<T: Provider> {
-    /// Runs in the mapping task, with no lock held.
-    fn run(self, provider: &T);
-}
-
-/// A deferred [`Deferred`].
+/// A deferred batch.
 ///
 /// # Invariants
 ///
-/// `registration` is alive until `data` has run: `raw.owner` is the module
-/// that owns it, and `perf_mmap3_defer()` keeps the module pinned until then.
-struct Work<T: Provider, D: Deferred<T>> {
+/// `inner` is alive until `batch` has run: `perf_mmap3_unregister()` waits
+/// for every work `perf_mmap3_defer()` accepted.
+struct Work<T: Provider> {
     raw: Opaque<bindings::perf_mmap3_work>,
-    registration: *const Registration<T>,
-    data: D,
+    inner: *const Inner<T>,
+    batch: T::Batch,
 }
 
 /// The function `perf_mmap3_defer()` calls from task_work.
 ///
 /// # Safety
 ///
-/// `raw` is the `raw` field of a `Work<T, D>` leaked by
-/// [`Registration::defer`], and this is called once for it.
-unsafe extern "C" fn run_callback<T: Provider, D: Deferred<T>>(
-    raw: *mut bindings::perf_mmap3_work,
-) {
+/// `raw` is the `raw` field of a `Work<T>` leaked by [`Hook::defer`], and
+/// this is called once for it.
+unsafe extern "C" fn run_callback<T: Provider>(raw: *mut bindings::perf_mmap3_work) {
+    // CAST: `Opaque<T>` is `repr(transparent)`.
+    let raw = raw.cast::<Opaque<bindings::perf_mmap3_work>>();
     // SAFETY: `raw` is the `raw` field of a `Work` that `defer` leaked from
     // a `KBox`; the kernel calls this once, handing ownership back.
-    let work = unsafe { KBox::from_raw(kernel::container_of!(raw, Work<T, D>, raw).cast_mut()) };
+    let work = unsafe { KBox::from_raw(kernel::container_of!(raw, Work<T>, raw).cast_mut()) };
     let work = KBox::into_inner(work);
     // SAFETY: By the type invariant of `Work` the registration is alive.
-    let provider = unsafe { &(*work.registration).provider };
-    work.data.run(provider);
+    let provider = unsafe { &(*work.inner).provider };
+    work.batch.run(provider);
 }

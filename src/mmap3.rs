@@ -3,11 +3,14 @@
 //! PERF_RECORD_MMAP3 provider: each mapping with its ELF build-id, found
 //! without file I/O under `mmap_lock`.
 //!
-//! The hook runs under `mmap_lock`. It answers from a cache of build-ids
-//! when it can; otherwise it pins the file and defers the lookup to
-//! task_work, where the mapping task, holding no lock, reads the file with
-//! `kernel_read()` through [`buildid`] before it returns to user space.
-//! Either way exactly one record is written per mapping.
+//! The hook runs under `mmap_lock`. It answers from a cache of build-ids,
+//! or from the page cache when every page the note needs is there (no
+//! I/O, as the kernel's own `build_id_parse_nofault()`); otherwise it pins
+//! the file and defers the lookup to task_work, where the mapping task,
+//! holding no lock, reads the pages it needs through the page cache before
+//! it returns to user space. Either way exactly one record is written per
+//! mapping, and one task's records come in the order of its mappings: while
+//! the task has a batch deferred, every later mapping joins it.
 
 use kernel::{prelude::*, ThisModule};
 
@@ -22,8 +25,8 @@ mod provider;
 #[path = "../rust/stats.rs"]
 mod stats;
 
-use file::{Identity, PinnedFile, Vma};
-use provider::{MapInfo, OwnedMapInfo, Registration, Status};
+use file::{File, Identity, PinnedFile, Vma};
+use provider::{Hook, MapInfo, OwnedMapInfo, Registration, Status};
 use stats::Stat;
 
 module! {
@@ -34,11 +37,13 @@ module! {
     license: "GPL",
 }
 
-/// What a lookup found out, as cached: everything but read errors.
-#[derive(Clone, Copy)]
+/// What a lookup found out.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Answer {
     Found(buildid::BuildId),
     Missing(Status),
+    /// From the cache, as [`Answer::to_value`] put it there.
+    Cached(cache::Value),
 }
 
 impl Answer {
@@ -46,44 +51,37 @@ impl Answer {
         let result = match self {
             Answer::Found(id) => info.emit(Status::Found, id.as_bytes()),
             Answer::Missing(status) => info.emit(*status, &[]),
+            Answer::Cached(value) => {
+                const ALL: [Status; 7] = [
+                    Status::Found,
+                    Status::NoFile,
+                    Status::NotElf,
+                    Status::NoBuildId,
+                    Status::Malformed,
+                    Status::IoError,
+                    Status::Skipped,
+                ];
+                // The cache holds only what `to_value` made.
+                let status = ALL
+                    .into_iter()
+                    .find(|s| *s as u8 == value.status())
+                    .unwrap_or(Status::IoError);
+                info.emit(status, value.build_id())
+            }
         };
         if result.is_ok() {
             stats::add(Stat::Emitted, 1);
         }
     }
-}
 
-impl Answer {
-    /// The answer as the cache holds it.
+    /// The answer as the cache holds it; none for a read error, which is
+    /// never cached.
     fn to_value(self) -> Option<cache::Value> {
         match self {
             Answer::Found(id) => cache::Value::new(Status::Found as u8, id.as_bytes()),
+            Answer::Missing(Status::IoError) => None,
             Answer::Missing(status) => cache::Value::new(status as u8, &[]),
-        }
-    }
-}
-
-/// An answer from the cache.
-struct Cached(cache::Value);
-
-impl Cached {
-    fn emit(&self, info: &MapInfo) {
-        const ALL: [Status; 7] = [
-            Status::Found,
-            Status::NoFile,
-            Status::NotElf,
-            Status::NoBuildId,
-            Status::Malformed,
-            Status::IoError,
-            Status::Skipped,
-        ];
-        // The cache holds only what `Answer::to_value` made.
-        let status = ALL
-            .into_iter()
-            .find(|s| *s as u8 == self.0.status())
-            .unwrap_or(Status::IoError);
-        if info.emit(status, self.0.build_id()).is_ok() {
-            stats::add(Stat::Emitted, 1);
+            Answer::Cached(value) => Some(value),
         }
     }
 }
@@ -115,6 +113,46 @@ fn readable(id: &Identity) -> bool {
     const S_IFMT: u32 = 0o170000;
     const S_IFREG: u32 = 0o100000;
     id.mode & S_IFMT == S_IFREG && !SKIPPED_FS.contains(&id.fs_magic)
+}
+
+/// File systems whose change time this kernel stamps on every change of a
+/// file's data, including the first write through a shared mapping
+/// (`->page_mkwrite` calls `file_update_time()`), or that cannot change at
+/// all: local disk file systems.
+const CACHED_FS: &[core::ffi::c_ulong] = &[
+    0xef53,     // EXT2/3/4_SUPER_MAGIC
+    0x58465342, // XFS_SUPER_MAGIC
+    0x9123683e, // BTRFS_SUPER_MAGIC
+    0xf2f52010, // F2FS_SUPER_MAGIC
+    0x73717368, // SQUASHFS_MAGIC (read-only)
+    0xe0f5e1e2, // EROFS_SUPER_MAGIC_V1 (read-only)
+    0x9660,     // ISOFS_SUPER_MAGIC (read-only)
+];
+
+/// Whether an answer for this file may be cached now, or taken from the
+/// cache: the rule that makes a cached answer provably the file's current
+/// build-id.
+///
+/// An entry is keyed by (dev, ino, generation) and valid for one (ctime,
+/// size). That proves the file unchanged only where every change of its
+/// data moves ctime *and* nothing can change it without a writer the
+/// kernel can see:
+/// - only on [`CACHED_FS`]: tmpfs and ramfs do not stamp ctime on writes
+///   through a shared mapping; network file systems and FUSE get ctime
+///   from a server (and a FUSE daemon controls ino and generation too), so
+///   comparing it proves nothing. Their files are read every time, from
+///   the page cache when it holds the pages;
+/// - never while the file is open for writing or mapped shared and
+///   writable (checked at lookup and before and after the read): `write()`
+///   stamps ctime *before* it copies the data, and a writable shared
+///   mapping stamps it at the first write fault only, so while a writer
+///   exists the bytes can change under an unchanged ctime. Once no writer
+///   is left, any new change needs a new `open()` for writing or a new
+///   writable mapping, whose first write stamps a new ctime;
+/// - only once ctime is older than the coarse clock (`settled`), so that a
+///   change within the same tick cannot keep ctime.
+fn cacheable(id: &Identity) -> bool {
+    CACHED_FS.contains(&id.fs_magic) && !id.writers
 }
 
 /// The provider: the cache of answers.
@@ -152,9 +190,9 @@ impl Mmap3Provider {
     }
 
     /// The cached answer for the file `id`, if it has not changed since.
-    fn cached(&self, id: &Identity) -> Option<Cached> {
+    fn cached(&self, id: &Identity) -> Option<Answer> {
         match self.cache.lookup(&Self::key(id), &Self::version(id)) {
-            cache::Lookup::Hit(value) => Some(Cached(value)),
+            cache::Lookup::Hit(value) => Some(Answer::Cached(value)),
             // A stale entry stays until the insert after the read replaces
             // it, or CLOCK evicts it.
             cache::Lookup::Stale | cache::Lookup::Miss => None,
@@ -176,97 +214,275 @@ impl Mmap3Provider {
             cache::Insert::Replaced | cache::Insert::Busy | cache::Insert::Disabled => (),
         }
     }
+
+    /// Caches what was read from a file whose identity was `before` the
+    /// read and `after` it, when [`cacheable`] allows it.
+    fn remember(&self, before: &Identity, after: &Identity, answer: Answer) {
+        if before == after && after.settled && cacheable(after) {
+            self.insert(after, answer);
+        }
+    }
+}
+
+/// The file to read for a mapping, or the answer when there is none to
+/// read.
+fn file_to_read(vma: &Vma) -> Result<&File, Answer> {
+    let file = vma.file().ok_or(Answer::Missing(Status::NoFile))?;
+    let id = file.identity();
+    // The kernel's internal shmem file behind shared anonymous memory,
+    // shared /dev/zero and SysV shared memory: anonymous memory. memfd
+    // files are real files (programs run from them) and are read. (A
+    // private /dev/zero mapping keeps /dev/zero as its file: a character
+    // device, not read.)
+    if id.private {
+        return Err(Answer::Missing(Status::NoFile));
+    }
+    if !readable(&id) {
+        return Err(Answer::Missing(Status::Skipped));
+    }
+    Ok(file)
+}
+
+/// Where a [`FileReader`] gets the bytes.
+enum Source<'a> {
+    /// Only what the page cache holds (under `mmap_lock`).
+    Cached(&'a File),
+    /// Whatever it takes (no lock held).
+    Io(&'a PinnedFile),
+}
+
+/// [`buildid::Reader`] over a file, reading through the page cache; keeps
+/// the first error.
+struct FileReader<'a> {
+    source: Source<'a>,
+    error: Option<Error>,
+}
+
+impl buildid::Reader for FileReader<'_> {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, buildid::ReadError> {
+        let n = match self.source {
+            Source::Cached(file) => file.read_cached(offset, buf),
+            Source::Io(file) => file.read_at(offset, buf),
+        };
+        n.map_err(|e| {
+            self.error.get_or_insert(e);
+            buildid::ReadError
+        })
+    }
+}
+
+/// Parses the build-id note of a file. `Err` when a page needed is not in
+/// the page cache ([`Source::Cached`] only).
+fn parse(source: Source<'_>) -> Result<Answer, Error> {
+    let mut reader = FileReader {
+        source,
+        error: None,
+    };
+    Ok(match buildid::find_build_id(&mut reader) {
+        Ok(id) => Answer::Found(id),
+        Err(buildid::Error::NotElf) => Answer::Missing(Status::NotElf),
+        Err(buildid::Error::NoBuildId) => Answer::Missing(Status::NoBuildId),
+        Err(buildid::Error::Malformed) => Answer::Missing(Status::Malformed),
+        // A file whose data is not in the page cache (no ->read_folio,
+        // DAX): the module does not read it.
+        Err(buildid::Error::Io) if reader.error.map(Error::to_errno) == Some(-EOPNOTSUPP) => {
+            Answer::Missing(Status::Skipped)
+        }
+        Err(buildid::Error::Io) => match (reader.source, reader.error) {
+            (Source::Cached(_), Some(e)) => return Err(e),
+            _ => Answer::Missing(Status::IoError),
+        },
+    })
+}
+
+/// What the hook found out about a mapping, ready or to be read.
+enum Lookup {
+    /// The answer, known under `mmap_lock`.
+    Ready(Answer),
+    /// To be read from the file, on the way back to user space.
+    Read(PinnedFile),
 }
 
 impl provider::Provider for Mmap3Provider {
-    fn mmap(registration: &Registration<Self>, vma: &Vma, info: &MapInfo) {
-        let this = registration.provider();
-        let Some(file) = vma.file() else {
-            return Answer::Missing(Status::NoFile).emit(info);
-        };
-        let id = file.identity();
-        if !readable(&id) {
-            return Answer::Missing(Status::Skipped).emit(info);
-        }
-        if let Some(answer) = this.cached(&id) {
-            stats::add(Stat::Hits, 1);
-            return answer.emit(info);
-        }
-        stats::add(Stat::Misses, 1);
+    type Batch = Batch;
 
-        // Not here: mmap_lock is held. Pin the file and read it on the way
-        // back to user space.
-        let Ok(owned) = info.to_owned() else {
-            return Answer::Missing(Status::IoError).emit(info);
+    fn mmap(hook: &mut Hook<'_, Self>, vma: &Vma, info: &MapInfo) {
+        let lookup = match file_to_read(vma) {
+            Ok(file) => hook.provider().lookup(file),
+            Err(answer) => Lookup::Ready(answer),
         };
-        let lookup = Lookup {
-            info: owned,
-            file: file.pin(),
+        let reads = matches!(lookup, Lookup::Read(_));
+        // Behind what this task has deferred already, if anything, so
+        // that records keep the order of the mappings.
+        if let Some(batch) = hook.deferred() {
+            if batch.push(info, lookup) && reads {
+                stats::add(Stat::Deferred, 1);
+            }
+            return;
+        }
+        let lookup = match lookup {
+            Lookup::Ready(answer) => return answer.emit(info),
+            lookup => lookup,
         };
-        match registration.defer(lookup) {
+        let mut batch = Batch::new();
+        if !batch.push(info, lookup) {
+            return;
+        }
+        match hook.defer(batch) {
             Ok(()) => stats::add(Stat::Deferred, 1),
             // A kernel thread or an exiting task never returns to user
             // space: no read for them. Out of memory: the read cannot be
             // done either.
-            Err((lookup, e)) => {
+            Err((batch, e)) => {
                 let status = if e == ENOMEM {
                     Status::IoError
                 } else {
                     Status::Skipped
                 };
-                Answer::Missing(status).emit(&lookup.info);
+                batch.fail(status);
             }
         }
     }
 }
 
-/// A deferred lookup: runs in the mapping task, no lock held.
-struct Lookup {
+impl Mmap3Provider {
+    /// Looks a mapped file up under `mmap_lock`: the cache, then the page
+    /// cache; else it is to be read later.
+    fn lookup(&self, file: &File) -> Lookup {
+        let id = file.identity();
+        if cacheable(&id) {
+            if let Some(answer) = self.cached(&id) {
+                stats::add(Stat::Hits, 1);
+                return Lookup::Ready(answer);
+            }
+        }
+        stats::add(Stat::Misses, 1);
+        match parse(Source::Cached(file)) {
+            Ok(answer) => {
+                self.remember(&id, &file.identity(), answer);
+                Lookup::Ready(answer)
+            }
+            Err(_) => Lookup::Read(file.pin()),
+        }
+    }
+}
+
+/// One mapping waiting in a [`Batch`].
+struct Item {
     info: OwnedMapInfo,
-    file: PinnedFile,
+    lookup: Lookup,
 }
 
-/// [`buildid::Reader`] over a pinned file.
-struct FileReader<'a>(&'a PinnedFile);
-
-impl buildid::Reader for FileReader<'_> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, buildid::ReadError> {
-        let mut done = 0;
-        while let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) {
-            let pos = offset.checked_add(done as u64).ok_or(buildid::ReadError)?;
-            match self.0.read_at(pos, rest) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(_) => return Err(buildid::ReadError),
-            }
-        }
-        Ok(done)
+impl Item {
+    fn fail(self, status: Status) {
+        Answer::Missing(status).emit(&self.info);
     }
 }
 
-impl provider::Deferred<Mmap3Provider> for Lookup {
-    fn run(self, provider: &Mmap3Provider) {
-        let before = self.file.identity();
-        let answer = match buildid::find_build_id(&mut FileReader(&self.file)) {
-            Ok(id) => Answer::Found(id),
-            Err(buildid::Error::NotElf) => Answer::Missing(Status::NotElf),
-            Err(buildid::Error::NoBuildId) => Answer::Missing(Status::NoBuildId),
-            Err(buildid::Error::Malformed) => Answer::Missing(Status::Malformed),
-            Err(buildid::Error::Io) => Answer::Missing(Status::IoError),
+/// The mappings of one task since its last return to user space, in order.
+pub(crate) struct Batch {
+    items: KVec<Item>,
+}
+
+impl Batch {
+    fn new() -> Self {
+        Batch { items: KVec::new() }
+    }
+
+    /// Adds a mapping. Without memory to keep it, its record is written at
+    /// once with [`Status::IoError`] (ahead of the batch: out of memory is
+    /// the one case where one task's records may leave their order), and
+    /// this returns `false`.
+    fn push(&mut self, info: &MapInfo, lookup: Lookup) -> bool {
+        let Ok(info) = info.to_owned() else {
+            Answer::Missing(Status::IoError).emit(info);
+            return false;
         };
-        // Cache what was read only if the file did not change meanwhile, and
-        // cannot change later without its ctime changing; never cache a
-        // read error.
-        let after = self.file.identity();
-        if before == after && after.settled && !matches!(answer, Answer::Missing(Status::IoError)) {
-            provider.insert(&after, answer);
+        if self.items.reserve(1, GFP_KERNEL).is_err() {
+            Answer::Missing(Status::IoError).emit(&info);
+            return false;
         }
-        answer.emit(&self.info);
+        // Does not allocate, so cannot fail: room for one was reserved.
+        self.items.push(Item { info, lookup }, GFP_KERNEL).is_ok()
+    }
+
+    /// Writes every record with `status` (the batch cannot run).
+    fn fail(self, status: Status) {
+        for item in self.items {
+            item.fail(status);
+        }
     }
 }
+
+/// Files of one batch already read, so that the segments of one file
+/// mapped in one system call (exec, mprotect over several mappings) are
+/// read once.
+struct Recent {
+    read: [Option<(Identity, Answer)>; 4],
+    next: usize,
+}
+
+impl Recent {
+    fn get(&self, id: &Identity) -> Option<Answer> {
+        self.read
+            .iter()
+            .flatten()
+            .find(|(seen, _)| seen == id)
+            .map(|(_, a)| *a)
+    }
+
+    fn put(&mut self, id: Identity, answer: Answer) {
+        if let Some(slot) = self.read.get_mut(self.next % 4) {
+            *slot = Some((id, answer));
+        }
+        self.next = self.next.wrapping_add(1);
+    }
+}
+
+impl provider::Deferred<Mmap3Provider> for Batch {
+    fn run(self, provider: &Mmap3Provider) {
+        let mut recent = Recent {
+            read: [None; 4],
+            next: 0,
+        };
+        for item in self.items {
+            let answer = match &item.lookup {
+                Lookup::Ready(answer) => *answer,
+                Lookup::Read(file) => provider.read(file, &mut recent),
+            };
+            answer.emit(&item.info);
+        }
+    }
+}
+
+impl Mmap3Provider {
+    /// Reads a file's build-id, with no lock held.
+    fn read(&self, file: &PinnedFile, recent: &mut Recent) -> Answer {
+        let before = file.identity();
+        if let Some(answer) = recent.get(&before) {
+            return answer;
+        }
+        // The server of a FUSE mount would wait for itself: a read of its
+        // own file system needs a reply that only it can give.
+        let answer = if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
+            Answer::Missing(Status::Skipped)
+        } else {
+            parse(Source::Io(file)).unwrap_or(Answer::Missing(Status::IoError))
+        };
+        let after = file.identity();
+        self.remember(&before, &after, answer);
+        recent.put(after, answer);
+        answer
+    }
+}
+
+const FUSE_SUPER_MAGIC: core::ffi::c_ulong = 0x65735546;
+
+/// No page cache behind the file (`mmap3_file_read()`).
+const EOPNOTSUPP: i32 = kernel::bindings::EOPNOTSUPP as i32;
 
 struct Mmap3 {
-    _registration: Pin<KBox<Registration<Mmap3Provider>>>,
+    _registration: Registration<Mmap3Provider>,
     _debugfs: stats::Debugfs,
 }
 
@@ -277,10 +493,7 @@ impl kernel::Module for Mmap3 {
         let cache = Mmap3Provider::new_cache(Registration::<Mmap3Provider>::cache_entries())?;
         let entries = cache.capacity();
         stats::add(Stat::Capacity, entries as i64);
-        let registration = KBox::pin_init(
-            Registration::new(module, Mmap3Provider { cache }),
-            GFP_KERNEL,
-        )?;
+        let registration = Registration::new(module, Mmap3Provider { cache })?;
         pr_info!(
             "loaded, cache of {} entries of {} bytes\n",
             entries,
