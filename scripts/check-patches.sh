@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check-patches`: both series as a maintainer would check them.
-#   1. scripts/checkpatch.pl --strict on every patch: any ERROR, WARNING or
-#      CHECK fails the kernel series; the perf series fails on an ERROR (its
-#      cover letter justifies the warnings it keeps);
+#   1. scripts/checkpatch.sh: checkpatch.pl --strict on every patch;
 #   2. git am of patches/, then patches/perf/, onto a clean worktree of
 #      mmap3-base, building the kernel (same config as the test kernel,
 #      LLVM=1) after each kernel patch and perf after each perf patch.
@@ -12,19 +10,11 @@
 
 "$MMAP3_ROOT/scripts/kernel.sh"	# the tree, the base tag and the config
 
+"$MMAP3_ROOT/scripts/checkpatch.sh"
+
 mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 patches=("${kpatches[@]}" "${ppatches[@]}")
-
-log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches"
-"$KSRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types "${kpatches[@]}" ||
-	die "checkpatch.pl --strict reports problems (above)"
-log "checkpatch.pl --strict on ${#ppatches[@]} perf patches (errors fail)"
-out=$("$KSRC/scripts/checkpatch.pl" --strict --terse --no-tree --show-types "${ppatches[@]}" || true)
-printf '%s\n' "$out" | grep -E ': (ERROR|WARNING|CHECK):' >&2 || true
-if printf '%s\n' "$out" | grep -q ': ERROR:'; then
-	die "checkpatch.pl finds errors in the perf series"
-fi
 
 wt=$MMAP3_CACHE/check-patches/src
 obj=$MMAP3_CACHE/check-patches/build

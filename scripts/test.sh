@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make test`: every test of the project, and one summary line.
 #   1. the patched kernel (scripts/kernel.sh; cached),
-#   2. the module with CLIPPY=1, rustfmt (scripts/module.sh),
+#   2. checkpatch.pl --strict on both series (scripts/checkpatch.sh), the
+#      module with CLIPPY=1, rustfmt (scripts/module.sh),
 #   3. the module built and installed by dkms (scripts/dkms-test.sh),
 #      perf with the MMAP3 series (scripts/perf.sh), and how an unpatched
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host),
@@ -19,6 +20,7 @@ count() { passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $
 step() { "$MMAP3_ROOT/scripts/$1" || failed_steps+=("$1"); }
 
 "$MMAP3_ROOT/scripts/kernel.sh"
+step checkpatch.sh
 step module.sh
 step dkms-test.sh
 step perf.sh
