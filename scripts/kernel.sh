@@ -71,16 +71,21 @@ log "configuring the $MMAP3_KERNEL kernel: tinyconfig + ${KCONFIG_FRAGMENTS[*]#"
 kmake tinyconfig >/dev/null
 "$src/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "${KCONFIG_FRAGMENTS[@]}" >/dev/null
 kmake olddefconfig >/dev/null
-# Every option the fragments ask for must have survived olddefconfig.
+# Every option the fragments ask for must have survived olddefconfig (a
+# later fragment overrides an earlier one).
+declare -A want
 while IFS= read -r line; do
 	case "$line" in CONFIG_*) ;; *) continue ;; esac
-	opt=${line%%=*} val=${line#*=}
+	want[${line%%=*}]=${line#*=}
+done < <(cat "${KCONFIG_FRAGMENTS[@]}")
+for opt in "${!want[@]}"; do
+	val=${want[$opt]}
 	if [ "$val" = n ]; then
 		! grep -q "^$opt=" "$KOBJ/.config" || die "$opt should be off"
-	else
-		grep -qx "$line" "$KOBJ/.config" || die "$line did not make it into .config (missing dependency?)"
+	elif ! grep -qx "$opt=$val" "$KOBJ/.config"; then
+		die "$opt=$val did not make it into .config (missing dependency?)"
 	fi
-done < <(cat "${KCONFIG_FRAGMENTS[@]}")
+done
 log "building the $MMAP3_KERNEL kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
 start=$SECONDS
 kmake bzImage modules headers
