@@ -685,6 +685,16 @@ static bool tally_clean(const struct tally *t)
 	       !t->wrong_status && !t->wrong_id;
 }
 
+static void expect_clean(struct __test_metadata *_metadata, const struct tally *t)
+{
+	EXPECT_EQ(0, t->missing) TH_LOG("mappings without their record");
+	EXPECT_EQ(0, t->duplicate) TH_LOG("mappings with more than one record");
+	EXPECT_EQ(0, t->unexpected) TH_LOG("records of mappings no worker made");
+	EXPECT_EQ(0, t->wrong_field) TH_LOG("records with a field unlike the mapping's");
+	EXPECT_EQ(0, t->wrong_status) TH_LOG("records with a status the file cannot have");
+	EXPECT_EQ(0, t->wrong_id) TH_LOG("build-ids the file never had");
+}
+
 /*
  * Maps files[@fi] (through @fd when it is not -1) at worker @g's @n-th
  * address, @pages long, @pgoff pages in, its page cache dropped first when
@@ -1231,7 +1241,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	print_tally(_metadata, &t);
 
 	EXPECT_EQ(0, c.lost) TH_LOG("PERF_RECORD_LOST: the rings were too small");
-	EXPECT_TRUE(tally_clean(&t));
+	expect_clean(_metadata, &t);
 	EXPECT_EQ(0, bad_execs);
 	EXPECT_EQ(0, sh->failed) TH_LOG("mappings that could not be made");
 	EXPECT_EQ(0, sh->exec_failed) TH_LOG("execs of %s failed", exec_path);
@@ -1565,7 +1575,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	       (unsigned long long)u->refused, (unsigned long long)lost);
 	print_tally(_metadata, &t);
 	EXPECT_EQ(0, lost);
-	EXPECT_TRUE(tally_clean(&t));
+	expect_clean(_metadata, &t);
 	EXPECT_EQ(0, u->refused);
 	EXPECT_LT(0, in_flight) TH_LOG("no mapping was in flight at the close: no race");
 	EXPECT_EQ(cycles, cycle);
