@@ -456,6 +456,7 @@ static void close_events(struct collector *c)
 struct tally {
 	uint64_t mappings, required, matched;
 	uint64_t missing, duplicate, unexpected, wrong_field, wrong_status, wrong_id;
+	uint64_t settled, stale;	/* of rewritten files, between two rewrites */
 	uint64_t by_status[MAX_FILES][STATUSES];
 	uint64_t by_id[MAX_FILES][MAX_IDS];
 	int reported;
@@ -528,6 +529,63 @@ static void describe(char *buf, size_t size, const struct rec *r)
 		 r->status < STATUSES ? mmap3_status_names[r->status] : "?", hex);
 }
 
+/*
+ * The rewrites, in the order the rewriter made them: file @file became
+ * version @version (NO_VERSION: the rewrite failed) between @t0 and @t1.
+ */
+struct rewrite_event {
+	uint64_t t0, t1;
+	uint16_t file;
+	uint8_t version;
+};
+
+#define NO_VERSION	0xff
+
+/* The rewrites of each file, in order; NULL: no rewrites to check against. */
+static struct rewrite_event *rewrites[MAX_FILES];
+static uint32_t nrewrites[MAX_FILES];
+
+static int rewrites_by_file(const struct rewrite_event *ev, uint32_t n)
+{
+	uint32_t i;
+	int f;
+
+	for (f = 0; f < nfiles; f++) {
+		rewrites[f] = calloc(n + 1, sizeof(*ev));
+		if (!rewrites[f])
+			return -1;
+		nrewrites[f] = 0;
+	}
+	for (i = 0; i < n; i++)
+		rewrites[ev[i].file][nrewrites[ev[i].file]++] = ev[i];
+	return 0;
+}
+
+/*
+ * The version rewritten file files[@fi] had all through mapping @m (version
+ * 0, written before the workers started, if no rewrite came before), or -1
+ * if a rewrite overlapped the mapping.
+ */
+static int version_at(int fi, const struct mapping *m)
+{
+	const struct rewrite_event *ev = rewrites[fi];
+	uint32_t lo = 0, hi = nrewrites[fi];
+
+	/* The last rewrite that began before mmap() returned: ev[lo - 1]. */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (ev[mid].t0 < m->t1)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	return ev[lo - 1].t1 < m->t0 && ev[lo - 1].version != NO_VERSION ?
+	       ev[lo - 1].version : -1;
+}
+
 /* Checks record @r against the mapping @m it is the record of. */
 static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 			 const struct mapping *m, const struct rec *r)
@@ -570,19 +628,41 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 		return;
 	}
 	t->by_status[m->file][r->status]++;
-	if (r->status != FOUND)
-		return;
-	for (i = 0; i < f->nids; i++) {
-		if (f->ids[i].size == r->size && !memcmp(f->ids[i].id, r->id, r->size)) {
+	if (r->status == FOUND) {
+		for (i = 0; i < f->nids; i++)
+			if (f->ids[i].size == r->size && !memcmp(f->ids[i].id, r->id, r->size))
+				break;
+		if (i < f->nids) {
 			t->by_id[m->file][i]++;
+		} else {
+			t->wrong_id++;
+			if (t->reported++ < REPORT_MAX) {
+				describe(what, sizeof(what), r);
+				TH_LOG("wrong build-id: %s, for %s: %s build-id", what,
+				       f->path, whose_id(r->id, r->size));
+			}
 			return;
 		}
 	}
-	t->wrong_id++;
-	if (t->reported++ < REPORT_MAX) {
-		describe(what, sizeof(what), r);
-		TH_LOG("wrong build-id: %s, for %s: %s build-id", what, f->path,
-		       whose_id(r->id, r->size));
+
+	/*
+	 * A rewritten file that no rewrite touched from before it was opened
+	 * until mmap() returned: the record must say what it was then.
+	 */
+	if (f->nver > 1 && rewrites[m->file] && (i = version_at(m->file, m)) >= 0) {
+		const struct fixture *fx = &f->ver[i].fx;
+
+		t->settled++;
+		if (r->status == IO_ERROR ||
+		    (r->status == mmap3_status(fx->status) && r->size == fx->build_id_size &&
+		     !memcmp(r->id, fx->build_id, r->size)))
+			return;
+		t->stale++;
+		if (t->reported++ < REPORT_MAX) {
+			describe(what, sizeof(what), r);
+			TH_LOG("stale: %s, for %s, which was %s (%s) all through the mapping",
+			       what, f->path, strrchr(fx->path, '/') + 1, fx->status);
+		}
 	}
 }
 
@@ -659,6 +739,10 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 	       (unsigned long long)t->duplicate, (unsigned long long)t->unexpected,
 	       (unsigned long long)t->wrong_field, (unsigned long long)t->wrong_status,
 	       (unsigned long long)t->wrong_id);
+	if (t->settled)
+		TH_LOG("%llu mappings of rewritten files between two rewrites: %llu with "
+		       "the answer of another version", (unsigned long long)t->settled,
+		       (unsigned long long)t->stale);
 	for (f = 0; f < nfiles; f++) {
 		n = snprintf(line, sizeof(line), "%-36s", files[f].path);
 		for (s = 1; s < STATUSES; s++)
@@ -682,7 +766,7 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 static bool tally_clean(const struct tally *t)
 {
 	return !t->missing && !t->duplicate && !t->unexpected && !t->wrong_field &&
-	       !t->wrong_status && !t->wrong_id;
+	       !t->wrong_status && !t->wrong_id && !t->stale;
 }
 
 static void expect_clean(struct __test_metadata *_metadata, const struct tally *t)
@@ -693,12 +777,14 @@ static void expect_clean(struct __test_metadata *_metadata, const struct tally *
 	EXPECT_EQ(0, t->wrong_field) TH_LOG("records with a field unlike the mapping's");
 	EXPECT_EQ(0, t->wrong_status) TH_LOG("records with a status the file cannot have");
 	EXPECT_EQ(0, t->wrong_id) TH_LOG("build-ids the file never had");
+	EXPECT_EQ(0, t->stale) TH_LOG("answers of another version of the file than the one mapped");
 }
 
 /*
  * Maps files[@fi] (through @fd when it is not -1) at worker @g's @n-th
  * address, @pages long, @pgoff pages in, its page cache dropped first when
- * @drop, and logs the mapping in @m. Returns the address, or NULL (and
+ * @drop, and logs the mapping in @m, with the time before the file is
+ * opened and after mmap() returned. Returns the address, or NULL (and
  * m->file is NO_MAPPING) when the mapping could not be made.
  */
 static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
@@ -711,6 +797,7 @@ static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
 	void *p;
 
 	m->file = NO_MAPPING;
+	m->t0 = now_ns();
 	if (f->kind == K_ANON) {
 		flags |= MAP_ANONYMOUS;
 		pgoff = 0;
@@ -721,7 +808,6 @@ static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
 	}
 	if (drop)
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	m->t0 = now_ns();
 	p = mmap((void *)addr, len, prot, flags, f->kind == K_ANON ? -1 : fd, pgoff * PAGE);
 	m->t1 = now_ns();
 	if (own >= 0)
@@ -749,6 +835,7 @@ static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
 #define THREADS		2
 #define LOG_MAX		(2UL << 20)	/* mappings: 80 MiB of log */
 #define EXEC_MAX	65536
+#define RW_MAX		65536
 #define RING_PAGES	1024		/* 4 MiB per CPU */
 
 /*
@@ -788,6 +875,8 @@ struct shared {
 	uint32_t written[MAX_FILES];	/* BIT(version) of those written */
 	uint32_t nexec;
 	uint32_t exec_pid[EXEC_MAX];
+	uint32_t nrw;
+	struct rewrite_event rw[RW_MAX];
 	struct mapping log[];
 };
 
@@ -878,10 +967,20 @@ static void rewriter_proc(int g, int deleted)
 	wait_go();
 	for (i = 0; !sh->stop; i++) {
 		int f = rew[i % nrew], v = (version[f] + 1) % files[f].nver, fd;
+		struct rewrite_event *ev = sh->nrw < RW_MAX ? &sh->rw[sh->nrw] : NULL;
 		struct mapping *m;
 		void *p;
 
-		if (rewrite(&files[f], v)) {
+		if (!ev) {	/* mappings must not outrun the log of rewrites */
+			sh->stop = 1;
+			break;
+		}
+		ev->file = f;
+		ev->t0 = now_ns();
+		ev->version = rewrite(&files[f], v) ? NO_VERSION : v;
+		ev->t1 = now_ns();
+		__atomic_store_n(&sh->nrw, sh->nrw + 1, __ATOMIC_RELEASE);
+		if (ev->version == NO_VERSION) {
 			__atomic_add_fetch(&sh->rewrite_failed, 1, __ATOMIC_RELAXED);
 		} else {
 			version[f] = v;
@@ -1217,6 +1316,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	}
 
 	ASSERT_FALSE(c.oom);
+	ASSERT_EQ(0, rewrites_by_file(sh->rw, sh->nrw));
 	ASSERT_EQ(0, match(_metadata, &t, sh->log,
 			   sh->nlog < LOG_MAX ? sh->nlog : LOG_MAX, c.recs, c.nrecs,
 			   NULL, NULL));
