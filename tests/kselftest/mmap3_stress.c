@@ -459,10 +459,9 @@ struct tally {
 	uint64_t settled, stale;	/* of rewritten files, between two rewrites */
 	uint64_t by_status[MAX_FILES][STATUSES];
 	uint64_t by_id[MAX_FILES][MAX_IDS];
-	int reported;
 };
 
-#define REPORT_MAX	12
+#define REPORT_EACH	4	/* mismatches of each kind shown */
 
 /* The log entries, hashed by (pid, tid, addr, len). */
 struct index {
@@ -611,7 +610,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 	}
 	if (!ok) {
 		t->wrong_field++;
-		if (t->reported++ < REPORT_MAX) {
+		if (t->wrong_field <= REPORT_EACH) {
 			describe(what, sizeof(what), r);
 			TH_LOG("wrong field: %s, for prot %#x pgoff %u of %s", what,
 			       m->prot, m->pgoff, f->path);
@@ -621,7 +620,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 	if (r->status >= STATUSES || !(f->allowed & BIT(r->status)) ||
 	    (r->status == FOUND) != (r->size > 0) || r->size > BUILD_ID_SIZE_MAX) {
 		t->wrong_status++;
-		if (t->reported++ < REPORT_MAX) {
+		if (t->wrong_status <= REPORT_EACH) {
 			describe(what, sizeof(what), r);
 			TH_LOG("wrong status: %s, for %s", what, f->path);
 		}
@@ -636,7 +635,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 			t->by_id[m->file][i]++;
 		} else {
 			t->wrong_id++;
-			if (t->reported++ < REPORT_MAX) {
+			if (t->wrong_id <= REPORT_EACH) {
 				describe(what, sizeof(what), r);
 				TH_LOG("wrong build-id: %s, for %s: %s build-id", what,
 				       f->path, whose_id(r->id, r->size));
@@ -658,7 +657,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 		     !memcmp(r->id, fx->build_id, r->size)))
 			return;
 		t->stale++;
-		if (t->reported++ < REPORT_MAX) {
+		if (t->stale <= REPORT_EACH) {
 			describe(what, sizeof(what), r);
 			TH_LOG("stale: %s, for %s, which was %s (%s) all through the mapping",
 			       what, f->path, strrchr(fx->path, '/') + 1, fx->status);
@@ -687,7 +686,7 @@ static int match(struct __test_metadata *_metadata, struct tally *t,
 
 		if (e < 0) {
 			t->unexpected++;
-			if (t->reported++ < REPORT_MAX) {
+			if (t->unexpected <= REPORT_EACH) {
 				describe(what, sizeof(what), &recs[i]);
 				TH_LOG("a record of no mapping: %s", what);
 			}
@@ -695,7 +694,7 @@ static int match(struct __test_metadata *_metadata, struct tally *t,
 		}
 		if (seen[e]++) {
 			t->duplicate++;
-			if (t->reported++ < REPORT_MAX) {
+			if (t->duplicate <= REPORT_EACH) {
 				describe(what, sizeof(what), &recs[i]);
 				TH_LOG("a second record of one mapping: %s", what);
 			}
@@ -716,7 +715,7 @@ static int match(struct __test_metadata *_metadata, struct tally *t,
 		if (seen[i])
 			continue;
 		t->missing++;
-		if (t->reported++ < REPORT_MAX)
+		if (t->missing <= REPORT_EACH)
 			TH_LOG("no record of: pid %u tid %u addr %#llx len %u prot %#x of %s",
 			       m->pid, m->tid, (unsigned long long)m->addr, m->len,
 			       m->prot, files[m->file].path);
@@ -1081,7 +1080,7 @@ static void check_execs(struct __test_metadata *_metadata, const struct collecto
 		}
 		if (got == want && !wrong)
 			continue;
-		if ((*bad)++ < REPORT_MAX)
+		if (++*bad <= REPORT_EACH)
 			TH_LOG("exec of %s by pid %u: %u executable records (want %u)%s",
 			       exec_path, pid, got, want, wrong ? ", a wrong build-id" : "");
 	}
