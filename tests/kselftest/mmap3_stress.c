@@ -20,7 +20,10 @@
  * process forks and execs /mnt/busybox, another opens and closes mmap3
  * events. Every FOUND build-id must be one that the mapped file had during
  * the test, as MANIFEST gives it (each rewritten file goes through build-ids
- * of its own); other statuses are counted per file. Each exec must give
+ * of its own); other statuses are counted per file. A mapping of a
+ * rewritten file that no rewrite overlapped, from before open() until
+ * mmap() returned, must have exactly the status and build-id of the
+ * version then in place (or IO_ERROR). Each exec must give
  * exactly one executable record of /mnt/busybox. The rates of mappings,
  * execs and event open/close cycles must reach floors (below).
  *
@@ -68,10 +71,11 @@
 
 /*
  * Worker thread g maps at REGION_BASE + g * REGION_SIZE + n * STRIDE for
- * its n-th mapping: no address is ever used twice by a thread.
+ * its n-th mapping: no address is ever used twice by a thread. 4 Mi
+ * mappings per thread, more than the logs hold.
  */
 #define REGION_BASE	0x100000000000ULL	/* 16 TiB */
-#define REGION_SIZE	(1ULL << 36)
+#define REGION_SIZE	(1ULL << 38)
 #define MAX_WORKERS	64
 #define STRIDE		(64 * 1024ULL)
 #define REGION_END	(REGION_BASE + MAX_WORKERS * REGION_SIZE)
@@ -301,7 +305,7 @@ static int add_rewritten(const char *dir, const char *base, enum method method,
 struct mapping {
 	uint32_t pid, tid;
 	uint64_t addr;
-	uint64_t t0, t1;	/* before mmap(), after it returned */
+	uint64_t t0, t1;	/* before open(), after mmap() returned */
 	uint32_t len;
 	uint16_t file;		/* index in files[]; NO_MAPPING: none made */
 	uint8_t prot;
@@ -318,7 +322,23 @@ struct rec {
 	uint16_t misc;
 	uint8_t status, size;
 	uint8_t id[BUILD_ID_SIZE_MAX];
+	bool layout_ok;		/* DESIGN.md's layout: sizes, padding, zeroes */
 };
+
+/* Whether @r is laid out as DESIGN.md says: only the build-id's bytes set. */
+static bool layout_ok(const struct mmap3_record *r)
+{
+	size_t room = r->header.size > sizeof(*r) ? r->header.size - sizeof(*r) : 0;
+	size_t i;
+
+	if (r->header.size % 8 || !room || r->reserved ||
+	    r->build_id_size > BUILD_ID_SIZE_MAX || strnlen(r->filename, room) == room)
+		return false;
+	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
+		if (r->build_id[i])
+			return false;
+	return true;
+}
 
 /* One executable record of the exec'ed program. */
 struct exec_rec {
@@ -370,7 +390,8 @@ static void collect(const struct perf_event_header *h, void *ctx)
 		x->pgoff = r->pgoff;
 		x->prot = r->prot;
 		x->misc = h->misc;
-		x->hash = name_hash(r->filename);
+		x->layout_ok = layout_ok(r);
+		x->hash = x->layout_ok ? name_hash(r->filename) : 0;
 		x->status = r->build_id_status;
 		x->size = r->build_id_size;
 		memcpy(x->id, r->build_id, BUILD_ID_SIZE_MAX);
@@ -594,7 +615,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 	char what[256];
 	int i;
 
-	ok = r->prot == m->prot &&
+	ok = r->layout_ok && r->prot == m->prot &&
 	     !!(r->misc & PERF_RECORD_MISC_MMAP_DATA) == !exec &&
 	     (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 	switch (f->kind) {
@@ -790,12 +811,14 @@ static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
 		    int pgoff, bool drop, struct mapping *m)
 {
 	const struct sfile *f = &files[fi];
-	uint64_t addr = REGION_BASE + g * REGION_SIZE + (n % (REGION_SIZE / STRIDE)) * STRIDE;
+	uint64_t addr = REGION_BASE + g * REGION_SIZE + n * STRIDE;
 	size_t len = pages * PAGE;
 	int flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE, own = -1;
 	void *p;
 
 	m->file = NO_MAPPING;
+	if (n >= REGION_SIZE / STRIDE)
+		return NULL;	/* the region is used up: a failed mapping */
 	m->t0 = now_ns();
 	if (f->kind == K_ANON) {
 		flags |= MAP_ANONYMOUS;
