@@ -1384,8 +1384,8 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
  */
 #define UNLOAD_RING_PAGES	256
 #define UNLOAD_LOG_MAX		(1UL << 18)
-#define UNLOAD_RUN_MS		100
-#define DELAY_MS		20
+#define UNLOAD_RUN_MS		60
+#define DELAY_MS		10
 
 static const char *module_path(void)
 {
