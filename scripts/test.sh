@@ -9,7 +9,8 @@
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host),
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
-#      (scripts/guest.sh all.sh).
+#      (scripts/guest.sh all.sh), then the concurrency and stress tests
+#      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is
 # named in the last lines. Ends with "N passed, N failed, N skipped" over
 # the tests; exits non-zero on any failure.
@@ -60,6 +61,9 @@ if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 fi
 
 read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
+count "$p" "$f" "$s"
+# The concurrency and stress tests again, on 4 CPUs (tests/qemu/smp4.sh).
+read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" smp4.sh | tail -n 1)
 count "$p" "$f" "$s"
 
 [ ${#failed_steps[@]} = 0 ] || log "failed steps: ${failed_steps[*]}"

@@ -20,7 +20,8 @@ grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
 run mmap3_records ./mmap3_records
 run mmap3_scope ./mmap3_scope
 MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
-export MMAP3_STRESS_SECONDS
+MMAP3_KERNEL=$(sed -n 's/.*mmap3\.kernel=\([a-z]*\).*/\1/p' /proc/cmdline)
+export MMAP3_STRESS_SECONDS MMAP3_KERNEL
 run mmap3_stress ./mmap3_stress
 cat /sys/kernel/debug/mmap3/stats
 run mmap3_lifecycle ./mmap3_lifecycle

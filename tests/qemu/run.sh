@@ -8,11 +8,18 @@
 # $MMAP3_WORK/guest, which holds SCRIPT, and an ext2 image made from
 # $MMAP3_WORK/guest/fixtures), boots bzImage with TCG (MMAP3_KVM=1
 # for KVM), and reads the guest's output: TAP from the tests on the second
-# serial port, the kernel log on the first. Fails when a test fails, when
-# the kernel logs an oops, BUG, WARNING, lockdep, KASAN or kmemleak report,
-# or when the guest does not finish within TIMEOUT_SECONDS (default:
-# $MMAP3_TIMEOUT, else 900).
-# MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test.
+# serial port, the kernel log on the first. Fails when a test fails; when
+# a test is skipped that tests/qemu/expected-skips does not list; when the
+# guest scripts report a setup error ("mmap3-guest: error: ...": the ext2
+# disk does not mount, insmod fails, the kmemleak scan fails); when fewer
+# CPUs come up than MMAP3_SMP asks for; when a debug feature the kernel is
+# configured with did not come up; when the kernel logs an oops, BUG,
+# WARNING, lockdep, KASAN, KCSAN or kmemleak report; or when the guest does
+# not finish within TIMEOUT_SECONDS (default: $MMAP3_TIMEOUT, else 900).
+# MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test,
+# MMAP3_UNLOAD_CYCLES (default: 200 on the debug kernel, else 20) for its
+# rmmod race in smp4.sh, and MMAP3_KERNEL, which kernel it is, for its
+# floors.
 # MMAP3_SMP (default 2): the guest's CPUs; the run fails when fewer come up.
 # MMAP3_QEMU_OPTS: more QEMU options (make bench: -icount).
 # Prints "<passed> <failed> <skipped>" as its last line on stdout.
@@ -44,13 +51,15 @@ mke2fs -q -t ext2 -b 4096 -d "$tests/fixtures" "$root/disk.img" 16M
 rm -rf "$root"
 
 smp=${MMAP3_SMP:-2}
+cycles=${MMAP3_UNLOAD_CYCLES:-20}
+[ "$MMAP3_KERNEL" = debug ] && cycles=${MMAP3_UNLOAD_CYCLES:-200}
 accel=tcg
 [ "${MMAP3_KVM:-0}" = 1 ] && accel=kvm
 log "booting the guest ($accel, $smp CPUs) for $script; logs in $logs"
 set +e
 timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
 	-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5}" \
+	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
 	-display none -monitor none -no-reboot \
 	-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
 	${MMAP3_QEMU_OPTS:-} </dev/null >"$logs/qemu.log" 2>&1
