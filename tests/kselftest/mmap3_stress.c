@@ -1405,30 +1405,6 @@ static bool module_loaded(void)
 	return access("/sys/module/mmap3", F_OK) == 0;
 }
 
-static long module_refcnt(void)
-{
-	FILE *fp = fopen("/sys/module/mmap3/refcnt", "r");
-	long n = -1;
-
-	if (fp) {
-		if (fscanf(fp, "%ld", &n) != 1)
-			n = -1;
-		fclose(fp);
-	}
-	return n;
-}
-
-/* Reads of the disk take @ms milliseconds from now on. */
-static int dm_disk_delay(struct dm_disk *d, int ms)
-{
-	char params[64];
-
-	snprintf(params, sizeof(params), "%s 0 %d", d->loop, ms);
-	if (dm_ioctl(DM_TABLE_LOAD, d->name, "delay", d->sectors, params, 0, NULL))
-		return -1;
-	return dm_ioctl(DM_DEV_SUSPEND, d->name, NULL, 0, NULL, 0, NULL);
-}
-
 enum phase { PAUSE, RUN, QUIT };
 
 struct unload {
@@ -1616,7 +1592,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 		/* The events, and at most one deferred read per worker, pin the module. */
 		t0 = now_ns();
 		do {
-			refcnt = module_refcnt();
+			refcnt = mmap3_refcnt();
 			if (refcnt < refcnt_min)
 				refcnt_min = refcnt;
 			if (refcnt > refcnt_max)
@@ -1653,7 +1629,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 		rmmod_tries += u->rmmod_tries;
 		ASSERT_NE(0, u->rmmod_ok_at)
 			TH_LOG("cycle %d: rmmod still fails 60 s after the last close: "
-			       "refcnt %ld", cycle, module_refcnt());
+			       "refcnt %ld", cycle, mmap3_refcnt());
 		ASSERT_LT(t0, u->rmmod_ok_at) TH_LOG("cycle %d: unloaded before the last close",
 						     cycle);
 		if (u->rmmod_ok_at - t0 > slowest)
@@ -1699,7 +1675,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	EXPECT_EQ(cycles, cycle);
 	/* Loaded again, with nothing open: no reference left behind. */
 	ASSERT_EQ(0, load_module(""));
-	EXPECT_EQ(0, module_refcnt());
+	EXPECT_EQ(0, mmap3_refcnt());
 }
 
 TEST_HARNESS_MAIN
