@@ -17,6 +17,7 @@ run mmap3_abi ./mmap3_abi
 
 grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
 run mmap3_records ./mmap3_records
+run mmap3_files ./mmap3_files
 MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
 export MMAP3_STRESS_SECONDS
 run mmap3_stress ./mmap3_stress
