@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 
@@ -410,6 +412,212 @@ out_out:
 out_in:
 	close(in);
 	return ret;
+
+/*
+ * The GNU build-id of an ELF64 little-endian image, found the way
+ * `readelf -n` finds it: through the PT_NOTE program headers. Returns its
+ * size (and copies it to @id), 0 when there is no build-id note, -1 when
+ * @data is not such an ELF image or its headers point outside it. The tests
+ * use it to say what a file they made holds, independently of the module.
+ */
+static inline int elf_build_id(const uint8_t *data, size_t size, uint8_t *id)
+{
+	uint16_t phentsize, phnum, i;
+	uint64_t phoff;
+
+	if (size < 64 || memcmp(data, "\177ELF", 4) || data[4] != 2 || data[5] != 1)
+		return -1;
+	memcpy(&phoff, data + 0x20, 8);
+	memcpy(&phentsize, data + 0x36, 2);
+	memcpy(&phnum, data + 0x38, 2);
+	if (phentsize < 56 || phoff > size || phnum > (size - phoff) / phentsize)
+		return -1;
+	for (i = 0; i < phnum; i++) {
+		const uint8_t *ph = data + phoff + (uint64_t)i * phentsize;
+		uint64_t off, filesz, pos, end;
+		uint32_t type;
+
+		memcpy(&type, ph, 4);
+		memcpy(&off, ph + 8, 8);
+		memcpy(&filesz, ph + 32, 8);
+		if (type != 4)	/* PT_NOTE */
+			continue;
+		if (off > size || filesz > size - off)
+			return -1;
+		for (pos = off, end = off + filesz; end - pos >= 12;) {
+			uint32_t namesz, descsz, ntype;
+			uint64_t desc, next;
+
+			memcpy(&namesz, data + pos, 4);
+			memcpy(&descsz, data + pos + 4, 4);
+			memcpy(&ntype, data + pos + 8, 4);
+			desc = pos + 12 + (((uint64_t)namesz + 3) & ~3ULL);
+			next = desc + (((uint64_t)descsz + 3) & ~3ULL);
+			if (next > end)
+				return -1;
+			if (ntype == 3 && namesz == 4 && !memcmp(data + pos + 12, "GNU", 4)) {
+				if (!descsz || descsz > BUILD_ID_SIZE_MAX)
+					return -1;
+				memcpy(id, data + desc, descsz);
+				return descsz;
+			}
+			pos = next;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A fixture's bytes in memory, zero-padded to @pad bytes (0: its own size),
+ * in a page-aligned buffer, with what MANIFEST says of it. Returns -1 when
+ * the file or its MANIFEST line is missing, or when the build-id its bytes
+ * hold is not the one MANIFEST gives a FOUND file.
+ */
+struct elf_file {
+	struct fixture fx;
+	const char *name;
+	uint8_t *data;
+	size_t size;		/* of the fixture itself */
+	size_t padded;		/* of data: what the tests write */
+};
+
+static inline int elf_file_load(const char *name, size_t pad, struct elf_file *e)
+{
+	uint8_t id[BUILD_ID_SIZE_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	if (fixture_get(name, &e->fx))
+		return -1;
+	fd = open(e->fx.path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	e->size = st.st_size;
+	e->padded = pad > e->size ? pad : e->size;
+	e->data = aligned_alloc(4096, (e->padded + 4095) / 4096 * 4096);
+	if (!e->data) {
+		close(fd);
+		return -1;
+	}
+	memset(e->data, 0, (e->padded + 4095) / 4096 * 4096);
+	n = pread(fd, e->data, e->size, 0);
+	close(fd);
+	if (n != (ssize_t)e->size)
+		return -1;
+	if (!strcmp(e->fx.status, "FOUND") &&
+	    (elf_build_id(e->data, e->padded, id) != e->fx.build_id_size ||
+	     memcmp(id, e->fx.build_id, e->fx.build_id_size)))
+		return -1;
+	return 0;
+}
+
+static inline void elf_file_free(struct elf_file *e)
+{
+	free(e->data);
+	e->data = NULL;
+}
+
+/*
+ * Waits until the coarse clock, the one that stamps ctime, has moved past
+ * the second of @fd's ctime: from then on any change that updates ctime
+ * gives the file a different one, so a cache validated by ctime may keep
+ * what it reads now. The tests wait so, to give such a cache every chance
+ * to be wrong.
+ */
+static inline int wait_past_ctime(int fd)
+{
+	struct timespec now;
+	struct stat st;
+	int i;
+
+	if (fstat(fd, &st))
+		return -1;
+	for (i = 0; i < 300; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (now.tv_sec > st.st_ctim.tv_sec)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* The MMAP3 record(s) of one mapping, as mmap3_map() saw them. */
+struct mmap3_capture {
+	uint64_t addr;
+	int n;			/* MMAP3 records with that address */
+	int n_other;		/* other MMAP3 records */
+	/* The last record of the mapping, up to PATH_MAX of its file name. */
+	unsigned char rec[sizeof(struct mmap3_record) + PATH_MAX] __attribute__((aligned(8)));
+};
+
+static inline const struct mmap3_record *captured(const struct mmap3_capture *c)
+{
+	return (const struct mmap3_record *)c->rec;
+}
+
+static inline void mmap3_capture_one(const struct perf_event_header *h, void *ctx)
+{
+	struct mmap3_capture *c = ctx;
+	const struct mmap3_record *r = (const void *)h;
+	size_t size = h->size;
+
+	if (h->type != PERF_RECORD_MMAP3)
+		return;
+	if (r->addr != c->addr) {
+		c->n_other++;
+		return;
+	}
+	c->n++;
+	if (size > sizeof(c->rec))
+		size = sizeof(c->rec);
+	memset(c->rec, 0, sizeof(c->rec));
+	memcpy(c->rec, h, size);
+	c->rec[sizeof(c->rec) - 1] = 0;
+}
+
+/*
+ * Maps @len bytes of @fd with @prot and @flags, with an mmap3 event
+ * (attr.mmap_data set) on the calling thread open around it, unmaps it, and
+ * captures its MMAP3 record(s) in @c. Returns 0, or -1 with errno set
+ * (EOPNOTSUPP: no mmap3 provider).
+ */
+static inline int mmap3_map(int fd, size_t len, int prot, int flags,
+			    struct mmap3_capture *c)
+{
+	struct ring ring;
+	void *p;
+	int ev;
+
+	memset(c, 0, sizeof(*c));
+	ev = mmap3_open(1, 0);
+	if (ev < 0)
+		return -1;
+	if (ring_map(&ring, ev, 16)) {
+		close(ev);
+		return -1;
+	}
+	p = mmap(NULL, len, prot, flags, fd, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		ring_unmap(&ring);
+		errno = err;
+		return -1;
+	}
+	c->addr = (uintptr_t)p;
+	ring_drain(&ring, mmap3_capture_one, c);
+	munmap(p, len);
+	ring_unmap(&ring);
+	return 0;
+}
+
+/* One page of @fd, PROT_READ | PROT_EXEC: what a loader maps. */
+static inline int mmap3_map_exec(int fd, struct mmap3_capture *c)
+{
+	return mmap3_map(fd, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, c);
 }
 
 #endif /* MMAP3_UTIL_H */
