@@ -412,6 +412,7 @@ out_out:
 out_in:
 	close(in);
 	return ret;
+}
 
 /*
  * The GNU build-id of an ELF64 little-endian image, found the way
