@@ -88,7 +88,8 @@ static void count_found(const struct perf_event_header *h, void *ctx)
 		(*(int *)ctx)++;
 }
 
-TEST_F(lifecycle, load_unload_cycles)
+/* 100 loads and unloads: minutes on the debug kernel under load. */
+TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 600)
 {
 	struct fixture fx;
 	int i, found = 0;
