@@ -701,7 +701,7 @@ FIXTURE_SETUP(concurrency) {}
 FIXTURE_TEARDOWN(concurrency) {}
 
 /* Bounded work (threads x mappings), minutes on the debug kernel under load. */
-TEST_F_TIMEOUT(concurrency, mappers, 600)
+TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 {
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd;
 	struct count c = { 0 };

@@ -22,17 +22,25 @@ export MMAP3_STRESS_SECONDS MMAP3_KERNEL MMAP3_UNLOAD_CYCLES
 
 grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
 
-# Every test of mmap3_records whose name says it is about concurrency.
-for t in $(./mmap3_records -l 2>&1 | awk '$NF ~ /concurren/ { print $NF }'); do
+# Every test of mmap3_records whose name says it is about concurrency
+# (there is at least one: finding none is a setup error).
+tests=$(./mmap3_records -l 2>&1 | awk '$NF ~ /concurren/ { print $NF }')
+[ -n "$tests" ] || echo "mmap3-guest: error: no concurrency test in mmap3_records -l"
+for t in $tests; do
 	run "mmap3_records:$t" ./mmap3_records -t "$t"
 done
 run mmap3_stress ./mmap3_stress
 cat /sys/kernel/debug/mmap3/stats
 
-# The debug kernel: anything leaked so far is reported on the console.
+# The debug kernel: anything leaked so far is reported. kmemleak reports
+# only objects older than 5 s: let the last ones age first. A scan that
+# fails (kmemleak turned itself off) fails the run.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	echo scan >/sys/kernel/debug/kmemleak
-	echo scan >/sys/kernel/debug/kmemleak
-	echo "# kmemleak: scanned twice; reports follow, if any"
-	cat /sys/kernel/debug/kmemleak
+	sleep 6
+	if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
+		echo "# kmemleak: scanned twice after 6 s; reports follow, if any"
+		cat /sys/kernel/debug/kmemleak
+	else
+		echo "mmap3-guest: error: the kmemleak scan failed"
+	fi
 fi
