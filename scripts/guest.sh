@@ -20,7 +20,8 @@ make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
-	"$MMAP3_ROOT/tests/qemu/smp4.sh" "$MMAP3_ROOT/demo/demo.sh" "$guest/"
+	"$MMAP3_ROOT/tests/qemu/smp4.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" \
+	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
 	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"

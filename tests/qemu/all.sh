@@ -1,13 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest script of `make test`: every selftest, in order, each between
 # begin/end markers for tests/qemu/run.sh. Runs in the guest from /tests.
-run() {
-	name=$1
-	shift
-	echo "mmap3-test: begin $name"
-	"$@"
-	echo "mmap3-test: end $name rc=$?"
-}
+. ./guest-lib.sh
 
 # The patched kernel alone: the ABI without a provider.
 run mmap3_abi ./mmap3_abi
@@ -15,13 +9,12 @@ run mmap3_abi ./mmap3_abi
 # perf record --mmap3 without, then with the module (it loads it).
 [ -f perf.sh ] && . ./perf.sh
 
-grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
-	echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
+load_module
 run mmap3_records ./mmap3_records
 run mmap3_scope ./mmap3_scope
 run mmap3_files ./mmap3_files
-MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
-MMAP3_KERNEL=$(sed -n 's/.*mmap3\.kernel=\([a-z]*\).*/\1/p' /proc/cmdline)
+MMAP3_STRESS_SECONDS=$(cmdline stress)
+MMAP3_KERNEL=$(cmdline kernel)
 export MMAP3_STRESS_SECONDS MMAP3_KERNEL
 run mmap3_stress ./mmap3_stress
 cat /sys/kernel/debug/mmap3/stats
@@ -63,15 +56,4 @@ dkms_module() {
 }
 run mmap3_dkms dkms_module
 
-# The debug kernel: anything leaked so far is reported. kmemleak reports
-# only objects older than 5 s: let the last ones age first. A scan that
-# fails (kmemleak turned itself off) fails the run.
-if [ -e /sys/kernel/debug/kmemleak ]; then
-	sleep 6
-	if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
-		echo "# kmemleak: scanned twice after 6 s; reports follow, if any"
-		cat /sys/kernel/debug/kmemleak
-	else
-		echo "mmap3-guest: error: the kmemleak scan failed"
-	fi
-fi
+kmemleak_scan

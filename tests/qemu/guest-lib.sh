@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# Functions of the guest scripts (all.sh, smp4.sh); sourced in the guest
+# from /tests.
+
+# run NAME CMD...: one test binary between the begin/end markers that
+# tests/qemu/run.sh reads.
+run() {
+	name=$1
+	shift
+	echo "mmap3-test: begin $name"
+	"$@"
+	echo "mmap3-test: end $name rc=$?"
+}
+
+# cmdline KEY: the value of mmap3.KEY= on the kernel command line
+# (tests/qemu/run.sh passes the runner's settings so).
+cmdline() {
+	sed -n "s/.*mmap3\.$1=\([^ ]*\).*/\1/p" /proc/cmdline
+}
+
+# The module of scripts/module.sh, unless it is loaded; a failure is a
+# setup error, which fails the run.
+load_module() {
+	grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
+		echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
+}
+
+# The debug kernel: anything leaked so far is reported. kmemleak reports
+# only objects older than 5 s: let the last ones age first. A scan that
+# fails (kmemleak turned itself off) fails the run.
+kmemleak_scan() {
+	[ -e /sys/kernel/debug/kmemleak ] || return 0
+	sleep 6
+	if echo scan >/sys/kernel/debug/kmemleak && echo scan >/sys/kernel/debug/kmemleak; then
+		echo "# kmemleak: scanned twice after 6 s; reports follow, if any"
+		cat /sys/kernel/debug/kmemleak
+	else
+		echo "mmap3-guest: error: the kmemleak scan failed"
+	fi
+}
