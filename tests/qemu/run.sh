@@ -92,7 +92,7 @@ result=$(EXPECTED="$expected" awk '
 	END { print P + 0, F + 0, S + 0 }' "$logs/tests.log")
 read -r passed failed skipped <<<"$result"
 
-splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|KCSAN|UBSAN|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|general protection fault|Call Trace:' "$logs/console.log" || true)
+splats=$(grep -nE 'Oops|BUG:|WARNING:|Kernel panic|KASAN|UBSAN|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|inconsistent lock state|suspicious RCU usage|general protection fault|Call Trace:' "$logs/console.log" || true)
 splats+=$(grep -n 'unreferenced object' "$logs/tests.log" || true)
 if [ -n "$splats" ]; then
 	log "the kernel logged errors (full log: $logs/console.log):"
