@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,22 +19,28 @@
 #include "mmap3_dm.h"
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
+#include "mmap3_test.h"
 
 #define PROCS		3
 #define THREADS		2
 #define MAX_FILES	64
 
 struct shared {
-	volatile int stop;
-	uint64_t mappings;	/* made by the mappers, all recorded */
-	uint64_t failed;	/* mmap() refused (FIFO, truncated, ...) */
-	uint64_t execs;
-	uint64_t churned;	/* events opened and closed */
+	int stop;		/* __atomic */
+	__u64 mappings;	/* made by the mappers, all recorded */
+	__u64 failed;	/* mmap() refused (FIFO, truncated, ...) */
+	__u64 execs;
+	__u64 churned;	/* events opened and closed */
 };
 
 static struct shared *sh;
-static char files[MAX_FILES][128];
+static char files[MAX_FILES][PATH_MAX + 32];
 static int nfiles;
+
+static bool stopping(void)
+{
+	return __atomic_load_n(&sh->stop, __ATOMIC_RELAXED);
+}
 
 static void add_file(const char *fmt, const char *name)
 {
@@ -45,7 +52,7 @@ static void *mapper(void *arg)
 {
 	unsigned int seed = (uintptr_t)arg;
 
-	while (!sh->stop) {
+	while (!stopping()) {
 		const char *path = files[rand_r(&seed) % nfiles];
 		int prot = rand_r(&seed) % 2 ? PROT_READ | PROT_EXEC : PROT_READ;
 		int fd = open(path, O_RDONLY | O_NONBLOCK);
@@ -86,7 +93,7 @@ static void *mutator(void *arg)
 	unsigned int seed = 7;
 	int i = 0;
 
-	while (!sh->stop) {
+	while (!stopping()) {
 		char path[64];
 		int fd;
 		void *p;
@@ -101,21 +108,22 @@ static void *mutator(void *arg)
 		copy_over(fixture_path(fixtures_warm(), "bid16.elf"), path, 16384);
 		fd = open(path, O_RDONLY);
 		unlink(path);
-		p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		p = fd < 0 ? MAP_FAILED :
+			mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) {
 			__atomic_add_fetch(&sh->mappings, 1, __ATOMIC_RELAXED);
 			munmap(p, 4096);
 		}
 		close(fd);
 		if (i % 20 == 0)
-			drop_caches();
+			drop_page_cache();
 	}
 	return NULL;
 }
 
 static void *churner(void *arg)
 {
-	while (!sh->stop) {
+	while (!stopping()) {
 		int fd = mmap3_open(1, 0);
 
 		if (fd >= 0) {
@@ -131,6 +139,9 @@ static void worker(int id)
 	pthread_t t[THREADS + 2];
 	int i;
 
+	/* Gone with the test, however it ends. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, mapper, (void *)(uintptr_t)(id * 100 + i + 1));
 	if (id == 0)
@@ -138,11 +149,13 @@ static void worker(int id)
 	if (id == 1)
 		pthread_create(&t[THREADS], NULL, churner, NULL);
 	if (id == 2) {
-		while (!sh->stop) {
+		const char *exe = fixture_path(fixtures_cold(), "exec20.elf");
+
+		while (!stopping()) {
 			pid_t pid = fork();
 
 			if (!pid) {
-				execl("/mnt/busybox", "busybox", "true", NULL);
+				execl(exe, exe, NULL);
 				_exit(127);
 			}
 			if (pid > 0 && waitpid(pid, NULL, 0) == pid)
@@ -169,7 +182,7 @@ static int setup_files(void)
 	int i, in, out;
 	ssize_t n;
 
-	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(names); i++) {
 		add_file("%s", fixture_path(fixtures_warm(), names[i]));
 		add_file("%s", fixture_path(fixtures_cold(), names[i]));
 	}
@@ -194,7 +207,7 @@ static int setup_files(void)
 }
 
 struct tally {
-	uint64_t records, by_status[8];
+	__u64 records, by_status[8];
 };
 
 static void tally(const struct perf_event_header *h, void *ctx)
@@ -229,9 +242,11 @@ TEST_F_TIMEOUT(stress, run, 3600)
 	struct ring ring[64];
 	struct dm_disk disk;
 	pid_t pids[PROCS];
-	uint64_t lost = 0;
+	__u64 lost = 0;
 	time_t end;
 
+	if (need_root())
+		SKIP(return, "%s", need_root());
 	if (seconds <= 0)
 		seconds = 20;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -239,12 +254,12 @@ TEST_F_TIMEOUT(stress, run, 3600)
 
 	ASSERT_EQ(0, setup_files());
 	/* A file whose reads fail. */
-	if (!access("/dev/mapper/control", F_OK) && !dm_disk_setup(&disk, "mmap3stress")) {
-		char path[128];
+	if (!dm_disk_missing() && !dm_disk_setup(&disk, "mmap3stress")) {
+		char path[PATH_MAX + 32];
 
 		snprintf(path, sizeof(path), "%s/bid20.elf", disk.mnt);
 		fd = open(path, O_RDONLY);	/* keeps the inode */
-		drop_caches();
+		drop_page_cache();
 		ASSERT_EQ(0, dm_disk_fail(&disk));
 		add_file("%s", path);
 	} else {
@@ -257,10 +272,9 @@ TEST_F_TIMEOUT(stress, run, 3600)
 		side_band_attr(&attr);
 		attr.mmap3 = 1;
 		attr.mmap_data = 1;
-		fd = sys_perf_event_open(&attr, -1, i, -1, 0);
-		if (fd < 0 && errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
-		ASSERT_LE(0, fd);
+		fd = open_event(_metadata, &attr, -1, i);
+		if (fd < 0)
+			return;
 		ASSERT_EQ(0, ring_map(&ring[i], fd, 256));
 	}
 
@@ -276,7 +290,7 @@ TEST_F_TIMEOUT(stress, run, 3600)
 			ring_drain(&ring[i], tally, &t);
 		usleep(1000);
 	}
-	sh->stop = 1;
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < PROCS; i++)
 		ASSERT_EQ(pids[i], waitpid(pids[i], NULL, 0));
 	for (i = 0; i < ncpus; i++) {
