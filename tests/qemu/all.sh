@@ -19,6 +19,7 @@ grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
 	echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
 run mmap3_records ./mmap3_records
 run mmap3_scope ./mmap3_scope
+run mmap3_fault ./mmap3_fault
 MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
 export MMAP3_STRESS_SECONDS
 run mmap3_stress ./mmap3_stress

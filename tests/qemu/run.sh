@@ -59,8 +59,12 @@ set -e
 rm -f "$logs/initramfs.cpio.gz"
 
 # Results, one test binary at a time (begin/end markers from the script).
-# A skip fails unless tests/qemu/expected-skips lists it ("binary: test").
-expected=$(grep -v '^#' "$MMAP3_ROOT/tests/qemu/expected-skips" | grep . || true)
+# A skip fails unless tests/qemu/expected-skips (any kernel) or
+# tests/qemu/expected-skips.$MMAP3_KERNEL (this kernel) lists it
+# ("binary: test").
+expected=$(cat "$MMAP3_ROOT/tests/qemu/expected-skips" \
+	"$MMAP3_ROOT/tests/qemu/expected-skips.$MMAP3_KERNEL" 2>/dev/null |
+	grep -v '^#' | grep . || true)
 result=$(EXPECTED="$expected" awk '
 	BEGIN { n = split(ENVIRON["EXPECTED"], e, "\n"); for (i = 1; i <= n; i++) ok[e[i]] = 1 }
 	{ sub(/\r$/, "") }
