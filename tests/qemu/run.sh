@@ -39,7 +39,7 @@ for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	cp -L "$lib" "$root$lib"
 done
 # The block-backed copy of the fixtures: its page cache can be dropped.
-mke2fs -q -t ext2 -b 4096 -d "$tests/fixtures" "$root/disk.img" 16M
+mke2fs -q -t ext2 -b 4096 -d "$tests/fixtures" "$root/disk.img" 16M >/dev/null
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$logs/initramfs.cpio.gz"
 rm -rf "$root"
 
@@ -72,7 +72,10 @@ result=$(EXPECTED="$expected" awk '
 	/^mmap3-test: end / {
 		rc = $4; sub("rc=", "", rc)
 		if (rc != 0 && rc != 4 && tf == 0) { tf = 1; print "  " name ": exited with " rc " (no TAP failure line)" > "/dev/stderr" }
-		printf "  %-28s %3d passed, %d failed, %d skipped\n", name, tp, tf, ts > "/dev/stderr"
+		# A section without test results (the demo, the benchmark)
+		# has nothing to count: only its failure is worth a line.
+		if (tp + tf + ts > 0)
+			printf "  %-28s %3d passed, %d failed, %d skipped\n", name, tp, tf, ts > "/dev/stderr"
 		P += tp; F += tf; S += ts; next
 	}
 	/^(not )?ok [0-9]+/ {
