@@ -94,7 +94,7 @@ static inline const char *dm_disk_missing(void)
 	if (access("/dev/loop-control", F_OK))
 		return "no loop devices (/dev/loop-control)";
 	if (!dm_disk_image(buf, sizeof(buf)))
-		return "no ext2 image of the fixtures ($MMAP3_DISK_IMAGE, or a block device at $MMAP3_COLD_FIXTURES)";
+		return "no ext2 image of the fixtures: set $MMAP3_DISK_IMAGE";
 	return NULL;
 }
 

@@ -55,7 +55,7 @@ static bool loaded(void)
 }
 
 /* /sys/module/mmap3/parameters/cache_entries, or -1. */
-static long cache_entries(void)
+static long cache_entries_param(void)
 {
 	FILE *fp = fopen("/sys/module/mmap3/parameters/cache_entries", "r");
 	long val = -1;
@@ -90,7 +90,7 @@ FIXTURE_SETUP(lifecycle)
 		SKIP(return, "no module at %s (MMAP3_MODULE)", module_path());
 	if (!loaded())
 		ASSERT_EQ(0, load());
-	self->cache_entries = cache_entries();
+	self->cache_entries = cache_entries_param();
 }
 
 /* mmap3 loaded again as the test found it, the second provider gone. */
@@ -100,7 +100,7 @@ FIXTURE_TEARDOWN(lifecycle)
 
 	unlink_copies();
 	syscall(__NR_delete_module, "mmap3_test_provider", O_NONBLOCK);
-	if (loaded() && cache_entries() == self->cache_entries)
+	if (loaded() && cache_entries_param() == self->cache_entries)
 		return;
 	unload();
 	if (self->cache_entries >= 0)
@@ -234,8 +234,7 @@ TEST_F(lifecycle, second_provider_ebusy)
 	int ret, err;
 
 	if (access(provider_path(), R_OK))
-		SKIP(return, "no second provider at %s (MMAP3_TEST_PROVIDER; built from mmap3_provider/)",
-		     provider_path());
+		SKIP(return, "no second provider at %s (MMAP3_TEST_PROVIDER)", provider_path());
 	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
 	ASSERT_TRUE(loaded());
 
@@ -289,12 +288,13 @@ TEST_F(lifecycle, cache_eviction)
 	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
 	ASSERT_EQ(0, load_module(module_path(), "cache_entries=4"))
 		TH_LOG("insmod %s cache_entries=4: %s", module_path(), strerror(errno));
-	ASSERT_EQ(4, cache_entries());
+	ASSERT_EQ(4, cache_entries_param());
 	ASSERT_EQ(4, mmap3_stat("capacity"));
 	ASSERT_EQ(0, mmap3_stat("entries"));
 
 	for (i = 0; i < ARRAY_SIZE(names); i++)
-		ASSERT_EQ(0, fresh_copy(names[i], &fx[i])) TH_LOG("a copy of fixture %u on %s", i, fixtures_cold());
+		ASSERT_EQ(0, fresh_copy(names[i], &fx[i]))
+			TH_LOG("a copy of fixture %u on %s", i, fixtures_cold());
 	sleep(1);	/* ctime in the past: the answers are cached */
 	ASSERT_EQ(0, drop_page_cache());
 	ev0 = mmap3_stat("evictions");

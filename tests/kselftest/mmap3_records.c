@@ -775,10 +775,14 @@ struct kind {
 	struct fixture fx;	/* the build-id, for FOUND */
 };
 
-FIXTURE(kinds) {
-	struct ring r3, r2;
+struct kind_list {
 	struct kind k[MAX_KINDS];
 	int n;
+};
+
+FIXTURE(kinds) {
+	struct ring r3, r2;
+	struct kind_list kinds;
 	struct dm_disk disk;
 	bool disk_up;
 };
@@ -800,9 +804,9 @@ FIXTURE_TEARDOWN(kinds)
 {
 	int i;
 
-	for (i = 0; i < self->n; i++)
-		if (self->k[i].fd >= 0)
-			close(self->k[i].fd);
+	for (i = 0; i < self->kinds.n; i++)
+		if (self->kinds.k[i].fd >= 0)
+			close(self->kinds.k[i].fd);
 	if (self->disk_up)
 		dm_disk_teardown(&self->disk);
 	unlink_copies();
@@ -812,12 +816,12 @@ FIXTURE_TEARDOWN(kinds)
 
 /* Adds a kind: a fixture, or @path when not NULL, opened read-only. */
 static struct kind *add_kind(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(kinds) *self, const char *what,
+			     struct kind_list *l, const char *what,
 			     const char *name, const char *path, int status)
 {
-	struct kind *k = &self->k[self->n];
+	struct kind *k = &l->k[l->n];
 
-	ASSERT_GT(MAX_KINDS, self->n);
+	ASSERT_GT(MAX_KINDS, l->n);
 	memset(k, 0, sizeof(*k));
 	k->what = what;
 	k->status = status;
@@ -829,7 +833,7 @@ static struct kind *add_kind(struct __test_metadata *_metadata,
 		k->fd = open(path ?: k->fx.path, O_RDONLY);
 		ASSERT_LE(0, k->fd) TH_LOG("%s: %s", path ?: k->fx.path, strerror(errno));
 	}
-	self->n++;
+	l->n++;
 	return k;
 }
 
@@ -860,32 +864,32 @@ TEST_F(kinds, one_record_each_never_unknown)
 	struct kind *k;
 	int i, p, fd;
 
-	add_kind(_metadata, self, "ELF, 20-byte build-id", "bid20.elf", NULL, 1);
-	add_kind(_metadata, self, "ELF, 16-byte build-id", "bid16.elf", NULL, 1);
-	add_kind(_metadata, self, "ELF, note past the first page", "latenote.elf", NULL, 1);
-	add_kind(_metadata, self, "ELF without a build-id", "nobid.elf", NULL, 4);
-	add_kind(_metadata, self, "not ELF", "notelf.txt", NULL, 3);
-	add_kind(_metadata, self, "malformed ELF (descsz 21)", "bad-descsz21.elf", NULL, 5);
-	add_kind(_metadata, self, "private anonymous memory", NULL, NULL, 2)->flags =
+	add_kind(_metadata, &self->kinds, "ELF, 20-byte build-id", "bid20.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF, 16-byte build-id", "bid16.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF, note past the first page", "latenote.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF without a build-id", "nobid.elf", NULL, 4);
+	add_kind(_metadata, &self->kinds, "not ELF", "notelf.txt", NULL, 3);
+	add_kind(_metadata, &self->kinds, "malformed ELF (descsz 21)", "bad-descsz21.elf", NULL, 5);
+	add_kind(_metadata, &self->kinds, "private anonymous memory", NULL, NULL, 2)->flags =
 		MAP_PRIVATE | MAP_ANONYMOUS;
-	add_kind(_metadata, self, "shared anonymous memory", NULL, NULL, 2)->flags =
+	add_kind(_metadata, &self->kinds, "shared anonymous memory", NULL, NULL, 2)->flags =
 		MAP_SHARED | MAP_ANONYMOUS;
 	/* Shared needs a writable fd: read-only, MAP_SHARED maps privately. */
-	k = add_kind(_metadata, self, "shared /dev/zero (shmem)", NULL, NULL, 2);
+	k = add_kind(_metadata, &self->kinds, "shared /dev/zero (shmem)", NULL, NULL, 2);
 	k->flags = MAP_SHARED;
 	k->fd = open("/dev/zero", O_RDWR);
 	ASSERT_LE(0, k->fd);
-	add_kind(_metadata, self, "private /dev/zero (a device)", NULL, "/dev/zero", 7);
+	add_kind(_metadata, &self->kinds, "private /dev/zero (a device)", NULL, "/dev/zero", 7);
 
 	/* An ELF file in a memfd: a file, read like any other. */
-	k = add_kind(_metadata, self, "memfd holding an ELF file", NULL, NULL, 1);
+	k = add_kind(_metadata, &self->kinds, "memfd holding an ELF file", NULL, NULL, 1);
 	ASSERT_EQ(0, fixture_get("bid20.elf", &k->fx));
 	k->fd = memfd_create("mmap3-kind", 0);
 	ASSERT_LE(0, k->fd);
 	ASSERT_EQ(0, fill_from("bid20.elf", k->fd));
 
 	/* A file deleted while open. */
-	k = add_kind(_metadata, self, "file deleted while open", NULL, NULL, 1);
+	k = add_kind(_metadata, &self->kinds, "file deleted while open", NULL, NULL, 1);
 	ASSERT_EQ(0, fixture_get("bid16.elf", &k->fx));
 	snprintf(tmp, sizeof(tmp), "%s/mmap3-kind-%d", getenv("TMPDIR") ?: "/tmp", getpid());
 	k->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0700);
@@ -895,7 +899,7 @@ TEST_F(kinds, one_record_each_never_unknown)
 
 	fd = syscall(__NR_memfd_secret, 0);
 	if (fd >= 0 && !ftruncate(fd, 4096)) {
-		k = add_kind(_metadata, self, "secret memory", NULL, NULL, 7);
+		k = add_kind(_metadata, &self->kinds, "secret memory", NULL, NULL, 7);
 		k->fd = fd;
 		k->flags = MAP_SHARED;
 		k->prot = PROT_WRITE;
@@ -908,11 +912,12 @@ TEST_F(kinds, one_record_each_never_unknown)
 
 	/* Files read from the disk (the page cache dropped): deferred reads. */
 	if (!no_cold_fixtures()) {
-		k = add_kind(_metadata, self, "ELF read from the disk", NULL, NULL, 1);
+		k = add_kind(_metadata, &self->kinds, "ELF read from the disk", NULL, NULL, 1);
 		ASSERT_EQ(0, fresh_copy("exec20.elf", &k->fx));
 		k->fd = open(k->fx.path, O_RDONLY);
 		ASSERT_LE(0, k->fd);
-		k = add_kind(_metadata, self, "malformed ELF read from the disk", NULL, NULL, 5);
+		k = add_kind(_metadata, &self->kinds, "malformed ELF read from the disk",
+			     NULL, NULL, 5);
 		ASSERT_EQ(0, fresh_copy("bad-phoff.elf", &k->fx));
 		k->fd = open(k->fx.path, O_RDONLY);
 		ASSERT_LE(0, k->fd);
@@ -925,7 +930,7 @@ TEST_F(kinds, one_record_each_never_unknown)
 			TH_LOG("%s", strerror(errno));
 		self->disk_up = true;
 		snprintf(tmp, sizeof(tmp), "%s/nobid.elf", self->disk.mnt);
-		add_kind(_metadata, self, "file whose reads fail", NULL, tmp, 6);
+		add_kind(_metadata, &self->kinds, "file whose reads fail", NULL, tmp, 6);
 	} else {
 		TH_LOG("not covered: a file whose reads fail (%s)",
 		       need_root() ?: dm_disk_missing());
@@ -934,8 +939,8 @@ TEST_F(kinds, one_record_each_never_unknown)
 	if (self->disk_up)
 		ASSERT_EQ(0, dm_disk_fail(&self->disk));
 
-	for (i = 0; i < self->n; i++) {
-		k = &self->k[i];
+	for (i = 0; i < self->kinds.n; i++) {
+		k = &self->kinds.k[i];
 		for (p = k->data_only ? 0 : 1; p >= 0; p--) {
 			int prot = PROT_READ | (p ? PROT_EXEC : 0) | k->prot;
 			struct seen s = { 0 };
@@ -975,7 +980,7 @@ TEST_F(kinds, one_record_each_never_unknown)
  * to user space, or answers from its cache.
  */
 FIXTURE(mmap_data) {
-	struct ring with, without;
+	struct ring rings[2];	/* with attr.mmap_data, without */
 };
 
 FIXTURE_VARIANT(mmap_data) {
@@ -995,21 +1000,21 @@ FIXTURE_SETUP(mmap_data)
 	fd = open_mmap3(_metadata, 1, 0);
 	if (fd < 0)
 		return;
-	ASSERT_EQ(0, ring_map(&self->with, fd, 16));
+	ASSERT_EQ(0, ring_map(&self->rings[0], fd, 16));
 	fd = open_mmap3(_metadata, 0, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ring_map(&self->without, fd, 16));
+	ASSERT_EQ(0, ring_map(&self->rings[1], fd, 16));
 }
 
 FIXTURE_TEARDOWN(mmap_data)
 {
-	ring_unmap(&self->with);
-	ring_unmap(&self->without);
+	ring_unmap(&self->rings[0]);
+	ring_unmap(&self->rings[1]);
 	unlink_copies();
 }
 
-/* Maps @fx's file with @prot; the records of both events in @with, @without. */
-static void map_both(struct __test_metadata *_metadata, FIXTURE_DATA(mmap_data) *self,
+/* Maps @fx's file with @prot; the records of @rings[0], [1] in @with, @without. */
+static void map_both(struct __test_metadata *_metadata, struct ring *rings,
 		     const struct fixture *fx, int prot, struct seen *with,
 		     struct seen *without)
 {
@@ -1020,9 +1025,10 @@ static void map_both(struct __test_metadata *_metadata, FIXTURE_DATA(mmap_data) 
 	p = mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0);
 	close(fd);
 	ASSERT_NE(MAP_FAILED, p);
-	with->addr = without->addr = (uintptr_t)p;
-	ring_drain(&self->with, collect, with);
-	ring_drain(&self->without, collect, without);
+	with->addr = (uintptr_t)p;
+	without->addr = (uintptr_t)p;
+	ring_drain(&rings[0], collect, with);
+	ring_drain(&rings[1], collect, without);
 	munmap(p, 4096);
 }
 
@@ -1041,15 +1047,15 @@ TEST_F(mmap_data, each_event_gets_what_it_asked_for)
 			struct seen a = { 0 }, b = { 0 };
 
 			sleep(1);
-			map_both(_metadata, self, &fx, PROT_READ | PROT_EXEC, &a, &b);
+			map_both(_metadata, self->rings, &fx, PROT_READ | PROT_EXEC, &a, &b);
 			seen_free(&a);
 			seen_free(&b);
 		}
 		ASSERT_EQ(0, drop_page_cache());
 	}
 	/* [0]: data, [1]: executable. */
-	map_both(_metadata, self, &fx, PROT_READ, &with[0], &without[0]);
-	map_both(_metadata, self, &fx, PROT_READ | PROT_EXEC, &with[1], &without[1]);
+	map_both(_metadata, self->rings, &fx, PROT_READ, &with[0], &without[0]);
+	map_both(_metadata, self->rings, &fx, PROT_READ | PROT_EXEC, &with[1], &without[1]);
 	TH_LOG("%s, from the %s: with mmap_data %d data + %d exec records, without %d + %d",
 	       fx.path, variant->source, with[0].n3, with[1].n3, without[0].n3, without[1].n3);
 
@@ -1065,7 +1071,7 @@ TEST_F(mmap_data, each_event_gets_what_it_asked_for)
 	ASSERT_EQ(0, memcmp(with[1].r3, without[1].r3, sizeof(*with[1].r3)))
 		TH_LOG("the two events' records of the executable mapping differ");
 	check_build_id(_metadata, without[1].r3, &fx);
-	ASSERT_EQ(0, self->with.lost + self->without.lost);
+	ASSERT_EQ(0, self->rings[0].lost + self->rings[1].lost);
 	for (i = 0; i < 2; i++) {
 		seen_free(&with[i]);
 		seen_free(&without[i]);

@@ -145,8 +145,10 @@ static inline const char *mmap3_record_error(const struct perf_event_header *h)
 		return "status not in enum perf_mmap3_build_id_status";
 	if (r->build_id_size > BUILD_ID_SIZE_MAX)
 		return "build_id_size over 20";
-	if ((r->build_id_status == 1) != (r->build_id_size > 0))
-		return "build_id_size is not > 0 exactly when the status is FOUND";
+	if (r->build_id_status == 1 && !r->build_id_size)
+		return "status FOUND without a build-id";
+	if (r->build_id_status != 1 && r->build_id_size)
+		return "a build-id with a status other than FOUND";
 	if (r->reserved)
 		return "__reserved is not zero";
 	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
@@ -344,7 +346,7 @@ static inline int mmap3_status(const char *name)
 }
 
 /* /proc/sys/kernel/perf_event_paranoid, or -100 when unreadable. */
-static inline int perf_event_paranoid(void)
+static inline int paranoid_level(void)
 {
 	FILE *fp = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	int val = -100;
@@ -375,7 +377,7 @@ static inline const char *perf_open_skip(int err, bool mmap3)
 	case EACCES:
 	case EPERM:
 		snprintf(buf, sizeof(buf), "perf_event_open: %s (perf_event_paranoid %d)",
-			 strerror(err), perf_event_paranoid());
+			 strerror(err), paranoid_level());
 		return buf;
 	}
 	return NULL;
@@ -387,7 +389,9 @@ static inline const char *perf_open_skip(int err, bool mmap3)
  */
 static inline const char *need_root(void)
 {
-	return geteuid() ? "not root (the test drops caches, loads modules, sets up devices)" : NULL;
+	if (geteuid())
+		return "not root (the test drops caches, loads modules, sets up devices)";
+	return NULL;
 }
 
 /* Opens a side-band event with attr.mmap3 on the calling task. */
