@@ -10,7 +10,7 @@
 # dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
-script=${1:?usage: scripts/guest.sh all.sh|demo.sh|--stage}
+script=${1:?usage: scripts/guest.sh all.sh|kselftest.sh|demo.sh|--stage}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
@@ -21,7 +21,7 @@ make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
-	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
+	"$MMAP3_ROOT/tests/qemu/kselftest.sh" "$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # The second MMAP3 provider of mmap3_lifecycle, a C module, in a copy as
 # scripts/module.sh builds the module (the repository stays clean).
 log "building the selftests' second provider (tests/kselftest/mmap3_provider)"
@@ -32,6 +32,11 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 make -s -C "$KOBJ" M="$prov" LLVM=1 modules >"$prov/build.log" 2>&1 ||
 	{ cat "$prov/build.log" >&2; die "the second provider does not build"; }
 cp "$prov/mmap3_test_provider.ko" "$guest/mmap3_provider/"
+# kselftest.sh: the selftests as the kernel series has them, installed the
+# kselftest way.
+if [ "$script" = kselftest.sh ]; then
+	"$MMAP3_ROOT/scripts/kselftest-install.sh" "$guest/kselftest"
+fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
 	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"

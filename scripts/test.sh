@@ -8,7 +8,10 @@
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host),
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
-#      (scripts/guest.sh all.sh).
+#      (scripts/guest.sh all.sh);
+#   6. the selftests as the kernel series has them (patches/0004), installed
+#      with `make -C tools/testing/selftests TARGETS=perf_events install`
+#      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is
 # named in the last lines. Ends with "N passed, N failed, N skipped" over
 # the tests; exits non-zero on any failure.
@@ -58,6 +61,8 @@ if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 fi
 
 read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
+count "$p" "$f" "$s"
+read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" kselftest.sh | tail -n 1)
 count "$p" "$f" "$s"
 
 [ ${#failed_steps[@]} = 0 ] || log "failed steps: ${failed_steps[*]}"
