@@ -135,7 +135,8 @@ static void count_found(const struct perf_event_header *h, void *ctx)
 		(*(int *)ctx)++;
 }
 
-TEST_F(lifecycle, load_unload_cycles)
+/* 100 loads: minutes on a debug kernel without KVM. */
+TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 600)
 {
 	struct fixture fx;
 	int i, found = 0;

@@ -707,7 +707,19 @@ static void count_collect(const struct perf_event_header *h, void *ctx)
 		c->bad++;
 }
 
-TEST(concurrent_mappers)
+FIXTURE(concurrent) {
+};
+
+FIXTURE_SETUP(concurrent)
+{
+}
+
+FIXTURE_TEARDOWN(concurrent)
+{
+}
+
+/* 8000 mappings and records: minutes on a debug kernel without KVM. */
+TEST_F_TIMEOUT(concurrent, mappers, 600)
 {
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd;
 	struct count c = { 0 };
