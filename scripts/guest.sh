@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Stage what the guest runs in $MMAP3_WORK/guest (the selftests, the
-# demo program, the fixtures and their MANIFEST, the module, the guest
+# Stage what the guest runs in $MMAP3_WORK/guest (the selftests and their
+# second provider module, the demo program, the fixtures and their
+# MANIFEST, the module, the guest
 # scripts, perf (scripts/perf.sh) and the module as dkms built it when there
 # are), then boot it
 # with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
@@ -9,7 +10,7 @@
 # dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
-script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|demo.sh|--stage}
+script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|--stage}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
@@ -21,7 +22,22 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/tests/qemu/smp4.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" \
-	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
+	"$MMAP3_ROOT/tests/qemu/kselftest.sh" "$MMAP3_ROOT/demo/demo.sh" "$guest/"
+# The second MMAP3 provider of mmap3_lifecycle, a C module, in a copy as
+# scripts/module.sh builds the module (the repository stays clean).
+log "building the selftests' second provider (tests/kselftest/mmap3_provider)"
+prov=$MMAP3_WORK/provider-$MMAP3_KERNEL
+mkdir -p "$prov" "$guest/mmap3_provider"
+rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+	"$MMAP3_ROOT/tests/kselftest/mmap3_provider/" "$prov/"
+make -s -C "$KOBJ" M="$prov" LLVM=1 modules >"$prov/build.log" 2>&1 ||
+	{ cat "$prov/build.log" >&2; die "the second provider does not build"; }
+cp "$prov/mmap3_test_provider.ko" "$guest/mmap3_provider/"
+# kselftest.sh: the selftests as the kernel series has them, installed the
+# kselftest way.
+if [ "$script" = kselftest.sh ]; then
+	"$MMAP3_ROOT/scripts/kselftest-install.sh" "$guest/kselftest"
+fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
 	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"

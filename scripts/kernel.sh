@@ -36,7 +36,7 @@ fi
 
 # 2. Apply the series.
 shopt -s nullglob
-mapfile -t patches < <(series "$MMAP3_ROOT/patches"; series "$MMAP3_ROOT/patches/perf")
+mapfile -t patches < <(image_series "$MMAP3_ROOT/patches"; series "$MMAP3_ROOT/patches/perf")
 phash=$(hash_of "${patches[@]}" /dev/null)
 if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 	log "applying ${#patches[@]} patches from patches/ to mmap3-base"

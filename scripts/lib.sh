@@ -76,6 +76,19 @@ series() {
 	done
 }
 
+# image_series DIR: the patches of DIR's series that change the kernel
+# itself: any file outside tools/testing/selftests/ and MAINTAINERS. The
+# selftests patch is left to scripts/kselftest-install.sh, so that a change
+# of a test does not rebuild the kernel.
+image_series() {
+	local p
+	for p in $(series "$1"); do
+		grep '^diff --git a/' "$p" |
+			grep -qvE '^diff --git a/(tools/testing/selftests/|MAINTAINERS )' && echo "$p"
+	done
+	return 0
+}
+
 # upstream_worktree: $MMAP3_CACHE/linux-upstream, a worktree of $KSRC at
 # mmap3-base (no series), made or reset when it is not there.
 UPSTREAM_SRC=$MMAP3_CACHE/linux-upstream

@@ -10,7 +10,11 @@
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
-#      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh).
+#      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh);
+#   6. on the test kernel, the selftests as the kernel series has them
+#      (patches/0004), installed
+#      with `make -C tools/testing/selftests TARGETS=perf_events install`
+#      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is
 # named in the last lines. Ends with "N passed, N failed, N skipped" over
 # the tests; exits non-zero on any failure.
@@ -65,6 +69,12 @@ count "$p" "$f" "$s"
 # The concurrency and stress tests again, on 4 CPUs (tests/qemu/smp4.sh).
 read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" smp4.sh | tail -n 1)
 count "$p" "$f" "$s"
+# The selftests as the kernel series has them, the kselftest way: once, on
+# the test kernel (all.sh ran the same tests on this kernel already).
+if [ "$MMAP3_KERNEL" = test ]; then
+	read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" kselftest.sh | tail -n 1)
+	count "$p" "$f" "$s"
+fi
 
 [ ${#failed_steps[@]} = 0 ] || log "failed steps: ${failed_steps[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

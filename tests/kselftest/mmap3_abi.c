@@ -79,7 +79,7 @@ TEST_F(combination, einval)
 }
 
 struct mmap2_seen {
-	uint64_t addr;
+	__u64 addr;
 	const struct fixture *fx;
 	int found;
 	int build_id_ok;

@@ -11,6 +11,7 @@
 
 #include <linux/dm-ioctl.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -19,16 +20,15 @@
 
 struct dm_disk {
 	char name[32];
-	char mnt[64];
-	char img[64];
+	char mnt[PATH_MAX];
 	char loop[32];
 	char dev[32];
-	uint64_t sectors;
+	__u64 sectors;
 };
 
 static inline int dm_ioctl(unsigned long cmd, const char *name,
-			   const char *target, uint64_t sectors,
-			   const char *params, uint32_t flags, uint64_t *dev)
+			   const char *target, __u64 sectors,
+			   const char *params, __u32 flags, __u64 *dev)
 {
 	char buf[16384] = { 0 };
 	struct dm_ioctl *io = (void *)buf;
@@ -56,31 +56,137 @@ static inline int dm_ioctl(unsigned long cmd, const char *name,
 	return ret;
 }
 
-/* A copy of the ext2 image on loop1, under dm device @name, mounted ro. */
+/*
+ * The ext2 image with the fixtures that dm_disk_setup() copies:
+ * $MMAP3_DISK_IMAGE, else the block device that holds fixtures_cold() (in
+ * @buf); NULL when there is none.
+ */
+static inline const char *dm_disk_image(char *buf, size_t size)
+{
+	char path[PATH_MAX], line[256];
+	struct stat st;
+	FILE *fp;
+
+	if (getenv("MMAP3_DISK_IMAGE"))
+		return getenv("MMAP3_DISK_IMAGE");
+	if (stat(fixtures_cold(), &st))
+		return NULL;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent",
+		 major(st.st_dev), minor(st.st_dev));
+	fp = fopen(path, "r");
+	if (!fp)
+		return NULL;
+	buf[0] = 0;
+	while (fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "DEVNAME=", 8))
+			snprintf(buf, size, "/dev/%.*s", (int)strcspn(line + 8, "\n"), line + 8);
+	fclose(fp);
+	return buf[0] ? buf : NULL;
+}
+
+/* Whether dm_disk_setup() can work here: device mapper, and an image. */
+static inline const char *dm_disk_missing(void)
+{
+	char buf[PATH_MAX];
+
+	if (access("/dev/mapper/control", F_OK))
+		return "no device mapper (/dev/mapper/control)";
+	if (access("/dev/loop-control", F_OK))
+		return "no loop devices (/dev/loop-control)";
+	if (!dm_disk_image(buf, sizeof(buf)))
+		return "no ext2 image of the fixtures: set $MMAP3_DISK_IMAGE";
+	return NULL;
+}
+
+/* Copies @from to a new file @to; 0 or -1. */
+static inline int dm_copy_image(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, ret = -1;
+	ssize_t n;
+
+	sync();
+	in = open(from, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (out >= 0) {
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, n) != n)
+				break;
+		ret = n ? -1 : 0;
+		close(out);
+	}
+	close(in);
+	return ret;
+}
+
+/*
+ * A free loop device over @img, in @d->loop, detached by the kernel once
+ * its last user (device mapper) lets it go. Returns its open fd, or -1.
+ */
+static inline int dm_loop_attach(struct dm_disk *d, const char *img)
+{
+	struct loop_config cfg = { .info.lo_flags = LO_FLAGS_AUTOCLEAR };
+	int ctl, fd = -1, tries, n;
+
+	cfg.fd = open(img, O_RDWR);
+	ctl = open("/dev/loop-control", O_RDWR);
+	for (tries = 0; tries < 10 && cfg.fd >= 0 && ctl >= 0 && fd < 0; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0)
+			break;
+		snprintf(d->loop, sizeof(d->loop), "/dev/loop%d", n);
+		fd = open(d->loop, O_RDWR);
+		if (fd >= 0 && ioctl(fd, LOOP_CONFIGURE, &cfg)) {
+			close(fd);
+			fd = -1;	/* taken meanwhile: another one */
+		}
+	}
+	if (ctl >= 0)
+		close(ctl);
+	if (cfg.fd >= 0)
+		close(cfg.fd);
+	return fd;
+}
+
+/*
+ * dm device @name over a loop device over a copy of the fixtures' ext2
+ * image (dm_disk_image()), mounted read-only at $TMPDIR/@name (/tmp by
+ * default). What an earlier run left under that name (a test that failed
+ * half-way) is removed first.
+ */
 static inline int dm_disk_setup(struct dm_disk *d, const char *name)
 {
-	char cmd[256], params[64];
-	uint64_t dev, bytes;
-	int fd;
+	char img[PATH_MAX], src[PATH_MAX], params[64];
+	const char *tmp = getenv("TMPDIR") ?: "/tmp";
+	__u64 dev, bytes;
+	int fd, ret;
 
+	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
-	snprintf(d->img, sizeof(d->img), "/tmp/%s.img", name);
-	snprintf(d->mnt, sizeof(d->mnt), "/tmp/%s", name);
-	snprintf(d->loop, sizeof(d->loop), "/dev/loop1");
-	snprintf(cmd, sizeof(cmd), "cp /disk.img %s && losetup %s %s",
-		 d->img, d->loop, d->img);
-	if (system(cmd))
+	snprintf(d->mnt, sizeof(d->mnt), "%s/%s", tmp, name);
+	snprintf(img, sizeof(img), "%s/%s.img", tmp, name);
+	umount2(d->mnt, MNT_DETACH);
+	dm_ioctl(DM_DEV_REMOVE, name, NULL, 0, NULL, 0, NULL);
+	if (!dm_disk_image(src, sizeof(src)) || dm_copy_image(src, img))
 		return -1;
-	fd = open(d->loop, O_RDONLY);
-	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes))
+	fd = dm_loop_attach(d, img);
+	unlink(img);	/* the loop device holds it */
+	if (fd < 0)
 		return -1;
-	close(fd);
+	ret = ioctl(fd, BLKGETSIZE64, &bytes);
 	d->sectors = bytes / 512;
 	snprintf(params, sizeof(params), "%s 0", d->loop);
-	if (dm_ioctl(DM_DEV_CREATE, name, NULL, 0, NULL, 0, NULL) ||
-	    dm_ioctl(DM_TABLE_LOAD, name, "linear", d->sectors, params, 0, NULL) ||
-	    dm_ioctl(DM_DEV_SUSPEND, name, NULL, 0, NULL, 0, &dev))
+	if (!ret)
+		ret = dm_ioctl(DM_DEV_CREATE, name, NULL, 0, NULL, 0, NULL) ||
+		      dm_ioctl(DM_TABLE_LOAD, name, "linear", d->sectors, params, 0, NULL) ||
+		      dm_ioctl(DM_DEV_SUSPEND, name, NULL, 0, NULL, 0, &dev);
+	close(fd);	/* device mapper holds the loop device now, if at all */
+	if (ret) {
+		dm_ioctl(DM_DEV_REMOVE, name, NULL, 0, NULL, 0, NULL);
 		return -1;
+	}
 	snprintf(d->dev, sizeof(d->dev), "/dev/dm-%u", minor(dev));
 	mkdir(d->mnt, 0755);
 	return mount(d->dev, d->mnt, "ext2", MS_RDONLY, NULL);
@@ -113,15 +219,12 @@ static inline int dm_disk_delay(struct dm_disk *d, unsigned int ms)
 	return dm_ioctl(DM_DEV_SUSPEND, d->name, NULL, 0, NULL, 0, NULL);
 }
 
+/* Unmounts and removes the device; the loop device goes with it. */
 static inline void dm_disk_teardown(struct dm_disk *d)
 {
-	char cmd[128];
-
 	umount2(d->mnt, MNT_DETACH);
 	dm_ioctl(DM_DEV_REMOVE, d->name, NULL, 0, NULL, 0, NULL);
-	snprintf(cmd, sizeof(cmd), "losetup -d %s; rm -f %s", d->loop, d->img);
-	if (system(cmd))
-		return;
+	rmdir(d->mnt);
 }
 
 #endif /* MMAP3_DM_H */

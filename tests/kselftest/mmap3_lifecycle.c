@@ -1,27 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The mmap3 module's lifecycle: it cannot be unloaded while an mmap3 event
- * exists, and survives load/unload cycles with traffic. Needs the module at
- * $MMAP3_MODULE (default /tests/mmap3.ko); leaves it loaded.
+ * exists, survives load/unload cycles with traffic, is the one provider (a
+ * second one gets -EBUSY, and registers once mmap3 is gone), and its cache
+ * stays within cache_entries, evicting. Needs the module at $MMAP3_MODULE
+ * (default ./mmap3.ko) and the second provider, built from mmap3_provider/,
+ * at $MMAP3_TEST_PROVIDER (default ./mmap3_provider/mmap3_test_provider.ko);
+ * leaves mmap3 loaded as it found it.
  */
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
 
+#define STATUS_FOUND	1
+#define STATUS_SKIPPED	7
+
 static const char *module_path(void)
 {
-	return getenv("MMAP3_MODULE") ?: "/tests/mmap3.ko";
+	return getenv("MMAP3_MODULE") ?: "mmap3.ko";
+}
+
+static const char *provider_path(void)
+{
+	return getenv("MMAP3_TEST_PROVIDER") ?: "mmap3_provider/mmap3_test_provider.ko";
+}
+
+/* finit_module() of @path with @params; 0, or -1 with errno. */
+static int load_module(const char *path, const char *params)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = syscall(__NR_finit_module, fd, params, 0);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
 }
 
 static int load(void)
 {
-	int fd = open(module_path(), O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
+	return load_module(module_path(), "");
 }
 
 static int unload(void)
@@ -34,7 +54,22 @@ static bool loaded(void)
 	return access("/sys/module/mmap3", F_OK) == 0;
 }
 
+/* /sys/module/mmap3/parameters/cache_entries, or -1. */
+static long cache_entries_param(void)
+{
+	FILE *fp = fopen("/sys/module/mmap3/parameters/cache_entries", "r");
+	long val = -1;
+
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%ld", &val) != 1)
+		val = -1;
+	fclose(fp);
+	return val;
+}
+
 FIXTURE(lifecycle) {
+	long cache_entries;	/* as found */
 };
 
 FIXTURE_SETUP(lifecycle)
@@ -42,6 +77,8 @@ FIXTURE_SETUP(lifecycle)
 	struct perf_event_attr attr;
 	int fd;
 
+	if (need_root())
+		SKIP(return, "%s", need_root());
 	side_band_attr(&attr);
 	attr.mmap3 = 1;
 	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
@@ -50,15 +87,25 @@ FIXTURE_SETUP(lifecycle)
 	if (fd >= 0)
 		close(fd);
 	if (access(module_path(), R_OK))
-		SKIP(return, "no module at %s", module_path());
+		SKIP(return, "no module at %s (MMAP3_MODULE)", module_path());
 	if (!loaded())
 		ASSERT_EQ(0, load());
+	self->cache_entries = cache_entries_param();
 }
 
+/* mmap3 loaded again as the test found it, the second provider gone. */
 FIXTURE_TEARDOWN(lifecycle)
 {
-	if (!loaded())
-		load();
+	char params[64] = "";
+
+	unlink_copies();
+	syscall(__NR_delete_module, "mmap3_test_provider", O_NONBLOCK);
+	if (loaded() && cache_entries_param() == self->cache_entries)
+		return;
+	unload();
+	if (self->cache_entries >= 0)
+		snprintf(params, sizeof(params), "cache_entries=%ld", self->cache_entries);
+	load_module(module_path(), params);
 }
 
 TEST_F(lifecycle, busy_while_event_open)
@@ -117,6 +164,170 @@ TEST_F_TIMEOUT(lifecycle, load_unload_cycles, 600)
 		ring_unmap(&ring);
 	}
 	ASSERT_EQ(50, found);
+}
+
+/*
+ * Maps @fx's file executable under a new mmap3 event: exactly one MMAP3
+ * record for it, copied to @out.
+ */
+static void map_one(struct __test_metadata *_metadata, const struct fixture *fx,
+		    struct mmap3_record *out)
+{
+	struct records rs = { 0 };
+	struct ring ring;
+	int fd, file, i, n = 0;
+	void *p;
+
+	fd = mmap3_open(0, 0);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open with attr.mmap3: %s", strerror(errno));
+	ASSERT_EQ(0, ring_map(&ring, fd, 8));
+	file = open(fx->path, O_RDONLY);
+	ASSERT_LE(0, file) TH_LOG("%s: %s", fx->path, strerror(errno));
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+	close(file);
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, 4096);
+	ring_read(&ring, &rs);
+	ring_unmap(&ring);
+	for (i = 0; i < rs.n; i++) {
+		const struct mmap3_record *r = (const void *)rs.v[i];
+
+		if (rs.v[i]->type == PERF_RECORD_MMAP3 && r->addr == (uintptr_t)p) {
+			*out = *r;
+			n++;
+		}
+	}
+	records_free(&rs);
+	ASSERT_EQ(1, n) TH_LOG("%s: %d MMAP3 records", fx->path, n);
+}
+
+/* Checks a record against the fixture's MANIFEST line. */
+static void check_build_id(struct __test_metadata *_metadata,
+			   const struct mmap3_record *r, const struct fixture *fx)
+{
+	char got[41], want[41];
+
+	build_id_hex(r->build_id, r->build_id_size, got);
+	build_id_hex(fx->build_id, fx->build_id_size, want);
+	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status)
+		TH_LOG("%s: status %u, build-id '%s' (want %s, '%s')", fx->path,
+		       r->build_id_status, got, fx->status, want);
+	ASSERT_EQ(fx->build_id_size, r->build_id_size);
+	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size))
+		TH_LOG("%s: build-id '%s', want '%s'", fx->path, got, want);
+}
+
+static bool provider_loaded(void)
+{
+	return access("/sys/module/mmap3_test_provider", F_OK) == 0;
+}
+
+/*
+ * perf_mmap3_register() takes one provider: a second one, loaded while
+ * mmap3 is, fails with -EBUSY and mmap3 keeps writing the records. Once
+ * mmap3 is unloaded the second one registers (so -EBUSY was mmap3's doing)
+ * and writes the records itself (SKIPPED: it reads no file).
+ */
+TEST_F(lifecycle, second_provider_ebusy)
+{
+	struct mmap3_record r;
+	struct fixture fx;
+	int ret, err;
+
+	if (access(provider_path(), R_OK))
+		SKIP(return, "no second provider at %s (MMAP3_TEST_PROVIDER)", provider_path());
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
+	ASSERT_TRUE(loaded());
+
+	ret = load_module(provider_path(), "");
+	err = errno;
+	TH_LOG("insmod %s with mmap3 loaded: %s", provider_path(), ret ? strerror(err) : "loaded");
+	ASSERT_EQ(-1, ret) TH_LOG("a second provider registered while mmap3 was registered");
+	ASSERT_EQ(EBUSY, err);
+	ASSERT_FALSE(provider_loaded());
+	map_one(_metadata, &fx, &r);
+	check_build_id(_metadata, &r, &fx);
+
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
+	ASSERT_EQ(0, load_module(provider_path(), ""))
+		TH_LOG("insmod %s without mmap3: %s", provider_path(), strerror(errno));
+	ASSERT_TRUE(provider_loaded());
+	map_one(_metadata, &fx, &r);
+	ASSERT_EQ(STATUS_SKIPPED, r.build_id_status) TH_LOG("not the second provider's record");
+	errno = 0;
+	ASSERT_EQ(-1, load()) TH_LOG("mmap3 registered next to the second provider");
+	ASSERT_EQ(EBUSY, errno);
+
+	ASSERT_EQ(0, syscall(__NR_delete_module, "mmap3_test_provider", O_NONBLOCK));
+	ASSERT_EQ(0, load()) TH_LOG("insmod %s: %s", module_path(), strerror(errno));
+	map_one(_metadata, &fx, &r);
+	check_build_id(_metadata, &r, &fx);
+}
+
+/*
+ * cache_entries=4: one set of 4. Eight files read from the disk, each with
+ * its own build-id, all cacheable (ext2, ctime in the past): every record
+ * has the right build-id, at least 4 entries were evicted, the cache holds
+ * 4 and says its capacity is 4; the first file, evicted since, is a miss
+ * when mapped again, and gets its own build-id again.
+ */
+TEST_F(lifecycle, cache_eviction)
+{
+	static const char *const names[] = {
+		"bid20.elf", "bid16.elf", "exec20.elf", "dynamic.elf",
+		"rewrite.elf", "rewrite.new", "latenote.elf", "ld-linux-x86-64.so.2",
+	};
+	long long ev0, ev1, hits, misses;
+	struct fixture fx[ARRAY_SIZE(names)];
+	struct mmap3_record r;
+	unsigned int i;
+
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
+	if (mmap3_stat("capacity") < 0)
+		SKIP(return, "no /sys/kernel/debug/mmap3/stats");
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
+	ASSERT_EQ(0, load_module(module_path(), "cache_entries=4"))
+		TH_LOG("insmod %s cache_entries=4: %s", module_path(), strerror(errno));
+	ASSERT_EQ(4, cache_entries_param());
+	ASSERT_EQ(4, mmap3_stat("capacity"));
+	ASSERT_EQ(0, mmap3_stat("entries"));
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		ASSERT_EQ(0, fresh_copy(names[i], &fx[i]))
+			TH_LOG("a copy of fixture %u on %s", i, fixtures_cold());
+	sleep(1);	/* ctime in the past: the answers are cached */
+	ASSERT_EQ(0, drop_page_cache());
+	ev0 = mmap3_stat("evictions");
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		map_one(_metadata, &fx[i], &r);
+		check_build_id(_metadata, &r, &fx[i]);
+	}
+	ev1 = mmap3_stat("evictions");
+	TH_LOG("%zu files read: evictions %lld -> %lld, entries %lld, capacity %lld",
+	       ARRAY_SIZE(names), ev0, ev1, mmap3_stat("entries"), mmap3_stat("capacity"));
+	ASSERT_LE(ARRAY_SIZE(names) - 4, ev1 - ev0);
+	ASSERT_EQ(4, mmap3_stat("entries"));
+	ASSERT_EQ(4, mmap3_stat("capacity"));
+
+	/* The first: evicted, so read again, with its own build-id. */
+	hits = mmap3_stat("hits");
+	misses = mmap3_stat("misses");
+	map_one(_metadata, &fx[0], &r);
+	check_build_id(_metadata, &r, &fx[0]);
+	TH_LOG("%s again: hits %lld -> %lld, misses %lld -> %lld, evictions %lld", fx[0].path,
+	       hits, mmap3_stat("hits"), misses, mmap3_stat("misses"), mmap3_stat("evictions"));
+	ASSERT_EQ(hits, mmap3_stat("hits")) TH_LOG("4 entries cannot hold 8 files");
+	ASSERT_EQ(misses + 1, mmap3_stat("misses"));
+	ASSERT_LT(ev1, mmap3_stat("evictions"));
+	ASSERT_EQ(4, mmap3_stat("entries"));
+
+	/* All again, in the same order: right, whatever is cached. */
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		map_one(_metadata, &fx[i], &r);
+		check_build_id(_metadata, &r, &fx[i]);
+	}
+	unlink_copies();
 }
 
 TEST_HARNESS_MAIN

@@ -5,6 +5,7 @@
  * build-id against the one the fixture was linked with (MANIFEST).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -13,11 +14,12 @@
 #include <sched.h>
 
 #include "../kselftest_harness.h"
+#include "mmap3_test.h"
 
 #define ID_SAMPLE_SIZE	16	/* PERF_SAMPLE_TID | PERF_SAMPLE_TIME */
 
 struct seen {
-	uint64_t addr;
+	__u64 addr;
 	int n3, n2;
 	struct mmap3_record *r3;
 	struct mmap2_record *r2;
@@ -51,16 +53,6 @@ static void seen_free(struct seen *s)
 	free(s->r2);
 	memset(s, 0, sizeof(*s));
 }
-
-/* Skips the caller when there is no mmap3 provider. */
-#define OPEN_MMAP3(fd, mmap_data, inherit) do {					\
-	fd = mmap3_open(mmap_data, inherit);					\
-	if (fd < 0 && errno == EOPNOTSUPP)					\
-		SKIP(return, "the mmap3 module is not loaded");		\
-	if (fd < 0 && errno == EINVAL)						\
-		SKIP(return, "kernel without attr.mmap3");			\
-	ASSERT_LE(0, fd);							\
-} while (0)
 
 static int open_mmap2(int build_id, int mmap_data)
 {
@@ -144,7 +136,9 @@ FIXTURE_SETUP(records)
 	int fd3, fd2;
 
 	memset(&self->s, 0, sizeof(self->s));
-	OPEN_MMAP3(fd3, 1, 0);
+	fd3 = open_mmap3(_metadata, 1, 0);
+	if (fd3 < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r3, fd3, 64));
 	fd2 = open_mmap2(0, 1);
 	ASSERT_LE(0, fd2);
@@ -265,17 +259,19 @@ TEST_F(records, secretmem_skipped)
 TEST_F(records, read_error)
 {
 	struct dm_disk disk;
-	char path[128];
+	char path[PATH_MAX + 16];
 	void *p;
 	int fd;
 
-	if (access("/dev/mapper/control", F_OK))
-		SKIP(return, "no device mapper");
+	const char *why = need_root() ?: dm_disk_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, dm_disk_setup(&disk, "mmap3err")) TH_LOG("%s", strerror(errno));
 	snprintf(path, sizeof(path), "%s/nobid.elf", disk.mnt);
 	fd = open(path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 	ASSERT_EQ(0, dm_disk_fail(&disk));
 	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
@@ -319,7 +315,9 @@ FIXTURE_SETUP(status)
 	int fd;
 
 	memset(&self->s, 0, sizeof(self->s));
-	OPEN_MMAP3(fd, 0, 0);
+	fd = open_mmap3(_metadata, 0, 0);
+	if (fd < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
 }
 
@@ -345,10 +343,12 @@ TEST_F(status, cold)
 {
 	struct fixture fx;
 
+	if (need_root())
+		SKIP(return, "%s", need_root());
 	if (fixture_get_in(fixtures_cold(), variant->file, &fx))
 		SKIP(return, "no block-backed copy of %s in %s (MMAP3_COLD_FIXTURES)",
 		     variant->file, fixtures_cold());
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 	ASSERT_NE(NULL, map_file(_metadata, fx.path, PROT_READ | PROT_EXEC,
 				 &self->r3, NULL, &self->s));
 	ASSERT_EQ(1, self->s.n3);
@@ -379,7 +379,9 @@ FIXTURE_SETUP(cold)
 	int fd3, fd2;
 
 	memset(&self->s, 0, sizeof(self->s));
-	OPEN_MMAP3(fd3, 0, 0);
+	fd3 = open_mmap3(_metadata, 0, 0);
+	if (fd3 < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r3, fd3, 16));
 	fd2 = open_mmap2(1, 0);
 	ASSERT_LE(0, fd2);
@@ -397,10 +399,12 @@ TEST_F(cold, mmap2_misses_mmap3_finds)
 {
 	struct fixture fx;
 
+	if (need_root())
+		SKIP(return, "%s", need_root());
 	if (fixture_get_in(fixtures_cold(), variant->file, &fx))
 		SKIP(return, "no block-backed copy of %s in %s (MMAP3_COLD_FIXTURES)",
 		     variant->file, fixtures_cold());
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 	if (variant->pageout) {
 		/*
 		 * Bring the file in, then push its pages out again. On one CPU:
@@ -428,6 +432,7 @@ TEST_F(cold, mmap2_misses_mmap3_finds)
 		ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
 		ASSERT_FALSE(vec & 1) TH_LOG("MADV_PAGEOUT left the page in memory");
 		munmap(p, 4096);
+		ASSERT_EQ(0, resident) TH_LOG("MADV_PAGEOUT left the page in the page cache");
 		ring_drain(&self->r3, NULL, NULL);
 		ring_drain(&self->r2, NULL, NULL);
 	}
@@ -463,7 +468,9 @@ FIXTURE_SETUP(rewrite)
 	int fd;
 
 	memset(&self->s, 0, sizeof(self->s));
-	OPEN_MMAP3(fd, 0, 0);
+	fd = open_mmap3(_metadata, 0, 0);
+	if (fd < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
 }
 
@@ -498,6 +505,8 @@ TEST_F(rewrite, new_build_id)
 	char path[256];
 	struct stat st1, st2;
 
+	if (!variant->dir && need_root())
+		SKIP(return, "%s", need_root());
 	ASSERT_EQ(0, fixture_get("rewrite.elf", &old));
 	ASSERT_EQ(0, fixture_get("rewrite.new", &new));
 	snprintf(path, sizeof(path), "%s/rewritten-%d.elf",
@@ -609,10 +618,12 @@ TEST_F(exec, records_before_first_sample)
 	attr.enable_on_exec = 1;
 	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
 	if (fd3 < 0) {
+		const char *skip = perf_open_skip(errno, true);
+
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		if (errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
+		if (skip)
+			SKIP(return, "%s", skip);
 		ASSERT_LE(0, fd3);
 	}
 	memset(&attr, 0, sizeof(attr));
@@ -707,12 +718,13 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 	struct count c = { 0 };
 	struct ring ring[64];
 	pthread_t t[THREADS];
-	uint64_t lost = 0;
+	__u64 lost = 0;
 	struct fixture fx;
 	void *ret;
 
 	ASSERT_EQ(0, fixture_get("bid16.elf", &fx));
-	concurrent_path = c.path = fx.path;
+	c.path = fx.path;
+	concurrent_path = fx.path;
 	ASSERT_GE(64, ncpus);
 	/*
 	 * Inherited events cannot share one per-task ring: one event per CPU,
@@ -725,10 +737,9 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 		side_band_attr(&attr);
 		attr.mmap3 = 1;
 		attr.inherit = 1;
-		fd = sys_perf_event_open(&attr, 0, i, -1, 0);
-		if (fd < 0 && errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
-		ASSERT_LE(0, fd);
+		fd = open_event(_metadata, &attr, 0, i);
+		if (fd < 0)
+			return;
 		ASSERT_EQ(0, ring_map(&ring[i], fd, 512)) TH_LOG("ring: %s", strerror(errno));
 	}
 	for (i = 0; i < THREADS; i++)
@@ -747,6 +758,385 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 	ASSERT_EQ(0, lost);
 	ASSERT_EQ(THREADS * MAPS, c.records);
 	ASSERT_EQ(0, c.bad);
+}
+
+/*
+ * A mapping of every kind, executable and data, under an mmap3 event with
+ * attr.mmap_data and an MMAP2 event: each has exactly one MMAP3 record, as
+ * it has one MMAP2 record, with the status DESIGN.md gives its kind, and
+ * data mappings have PERF_RECORD_MISC_MMAP_DATA. None is UNKNOWN (0),
+ * which is never emitted: ring_drain() checks that of every MMAP3 record
+ * that any of these tests reads.
+ */
+#define MAX_KINDS	16
+
+struct kind {
+	const char *what;
+	int fd;			/* -1: anonymous */
+	int flags;		/* MAP_PRIVATE or MAP_SHARED (| MAP_ANONYMOUS) */
+	int prot;		/* added to PROT_READ (| PROT_EXEC) */
+	int status;
+	bool data_only;
+	struct fixture fx;	/* the build-id, for FOUND */
+};
+
+struct kind_list {
+	struct kind k[MAX_KINDS];
+	int n;
+};
+
+FIXTURE(kinds) {
+	struct ring r3, r2;
+	struct kind_list kinds;
+	struct dm_disk disk;
+	bool disk_up;
+};
+
+FIXTURE_SETUP(kinds)
+{
+	int fd3, fd2;
+
+	fd3 = open_mmap3(_metadata, 1, 0);
+	if (fd3 < 0)
+		return;
+	ASSERT_EQ(0, ring_map(&self->r3, fd3, 64));
+	fd2 = open_mmap2(0, 1);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ring_map(&self->r2, fd2, 64));
+}
+
+FIXTURE_TEARDOWN(kinds)
+{
+	int i;
+
+	for (i = 0; i < self->kinds.n; i++)
+		if (self->kinds.k[i].fd >= 0)
+			close(self->kinds.k[i].fd);
+	if (self->disk_up)
+		dm_disk_teardown(&self->disk);
+	unlink_copies();
+	ring_unmap(&self->r3);
+	ring_unmap(&self->r2);
+}
+
+/* Adds a kind: a fixture, or @path when not NULL, opened read-only. */
+static struct kind *add_kind(struct __test_metadata *_metadata,
+			     struct kind_list *l, const char *what,
+			     const char *name, const char *path, int status)
+{
+	struct kind *k = &l->k[l->n];
+
+	ASSERT_GT(MAX_KINDS, l->n);
+	memset(k, 0, sizeof(*k));
+	k->what = what;
+	k->status = status;
+	k->flags = MAP_PRIVATE;
+	k->fd = -1;
+	if (name)
+		ASSERT_EQ(0, fixture_get(name, &k->fx));
+	if (path || name) {
+		k->fd = open(path ?: k->fx.path, O_RDONLY);
+		ASSERT_LE(0, k->fd) TH_LOG("%s: %s", path ?: k->fx.path, strerror(errno));
+	}
+	l->n++;
+	return k;
+}
+
+/* A copy of the fixture @name in a file @fd (memfd, or deleted). */
+static int fill_from(const char *name, int fd)
+{
+	char buf[65536];
+	struct fixture fx;
+	ssize_t n;
+	int in;
+
+	if (fixture_get(name, &fx))
+		return -1;
+	in = open(fx.path, O_RDONLY);
+	if (in < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, n) != n)
+			n = -1;
+	close(in);
+	return n;
+}
+
+TEST_F(kinds, one_record_each_never_unknown)
+{
+	static const char *const prot_name[] = { "data", "exec" };
+	char tmp[PATH_MAX + 32];
+	struct kind *k;
+	int i, p, fd;
+
+	add_kind(_metadata, &self->kinds, "ELF, 20-byte build-id", "bid20.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF, 16-byte build-id", "bid16.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF, note past the first page", "latenote.elf", NULL, 1);
+	add_kind(_metadata, &self->kinds, "ELF without a build-id", "nobid.elf", NULL, 4);
+	add_kind(_metadata, &self->kinds, "not ELF", "notelf.txt", NULL, 3);
+	add_kind(_metadata, &self->kinds, "malformed ELF (descsz 21)", "bad-descsz21.elf", NULL, 5);
+	add_kind(_metadata, &self->kinds, "private anonymous memory", NULL, NULL, 2)->flags =
+		MAP_PRIVATE | MAP_ANONYMOUS;
+	add_kind(_metadata, &self->kinds, "shared anonymous memory", NULL, NULL, 2)->flags =
+		MAP_SHARED | MAP_ANONYMOUS;
+	/* Shared needs a writable fd: read-only, MAP_SHARED maps privately. */
+	k = add_kind(_metadata, &self->kinds, "shared /dev/zero (shmem)", NULL, NULL, 2);
+	k->flags = MAP_SHARED;
+	k->fd = open("/dev/zero", O_RDWR);
+	ASSERT_LE(0, k->fd);
+	add_kind(_metadata, &self->kinds, "private /dev/zero (a device)", NULL, "/dev/zero", 7);
+
+	/* An ELF file in a memfd: a file, read like any other. */
+	k = add_kind(_metadata, &self->kinds, "memfd holding an ELF file", NULL, NULL, 1);
+	ASSERT_EQ(0, fixture_get("bid20.elf", &k->fx));
+	k->fd = memfd_create("mmap3-kind", 0);
+	ASSERT_LE(0, k->fd);
+	ASSERT_EQ(0, fill_from("bid20.elf", k->fd));
+
+	/* A file deleted while open. */
+	k = add_kind(_metadata, &self->kinds, "file deleted while open", NULL, NULL, 1);
+	ASSERT_EQ(0, fixture_get("bid16.elf", &k->fx));
+	snprintf(tmp, sizeof(tmp), "%s/mmap3-kind-%d", getenv("TMPDIR") ?: "/tmp", getpid());
+	k->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0700);
+	ASSERT_LE(0, k->fd) TH_LOG("%s: %s", tmp, strerror(errno));
+	unlink(tmp);
+	ASSERT_EQ(0, fill_from("bid16.elf", k->fd));
+
+	fd = syscall(__NR_memfd_secret, 0);
+	if (fd >= 0 && !ftruncate(fd, 4096)) {
+		k = add_kind(_metadata, &self->kinds, "secret memory", NULL, NULL, 7);
+		k->fd = fd;
+		k->flags = MAP_SHARED;
+		k->prot = PROT_WRITE;
+		k->data_only = true;
+	} else {
+		TH_LOG("not covered: secret memory (memfd_secret: %s)", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+
+	/* Files read from the disk (the page cache dropped): deferred reads. */
+	if (!no_cold_fixtures()) {
+		k = add_kind(_metadata, &self->kinds, "ELF read from the disk", NULL, NULL, 1);
+		ASSERT_EQ(0, fresh_copy("exec20.elf", &k->fx));
+		k->fd = open(k->fx.path, O_RDONLY);
+		ASSERT_LE(0, k->fd);
+		k = add_kind(_metadata, &self->kinds, "malformed ELF read from the disk",
+			     NULL, NULL, 5);
+		ASSERT_EQ(0, fresh_copy("bad-phoff.elf", &k->fx));
+		k->fd = open(k->fx.path, O_RDONLY);
+		ASSERT_LE(0, k->fd);
+	} else {
+		TH_LOG("not covered: files read from the disk (%s)", no_cold_fixtures());
+	}
+	/* A file whose reads fail. */
+	if (!need_root() && !dm_disk_missing()) {
+		ASSERT_EQ(0, dm_disk_setup(&self->disk, "mmap3kinds"))
+			TH_LOG("%s", strerror(errno));
+		self->disk_up = true;
+		snprintf(tmp, sizeof(tmp), "%s/nobid.elf", self->disk.mnt);
+		add_kind(_metadata, &self->kinds, "file whose reads fail", NULL, tmp, 6);
+	} else {
+		TH_LOG("not covered: a file whose reads fail (%s)",
+		       need_root() ?: dm_disk_missing());
+	}
+	ASSERT_EQ(0, drop_page_cache());
+	if (self->disk_up)
+		ASSERT_EQ(0, dm_disk_fail(&self->disk));
+
+	for (i = 0; i < self->kinds.n; i++) {
+		k = &self->kinds.k[i];
+		for (p = k->data_only ? 0 : 1; p >= 0; p--) {
+			int prot = PROT_READ | (p ? PROT_EXEC : 0) | k->prot;
+			struct seen s = { 0 };
+			void *m;
+
+			m = mmap(NULL, 4096, prot, k->flags, k->fd, 0);
+			ASSERT_NE(MAP_FAILED, m) TH_LOG("%s, %s: %s", k->what, prot_name[p],
+							strerror(errno));
+			s.addr = (uintptr_t)m;
+			ring_drain(&self->r3, collect, &s);
+			ring_drain(&self->r2, collect, &s);
+			munmap(m, 4096);
+			TH_LOG("%-34s %s: %d MMAP3 (%s), %d MMAP2", k->what, prot_name[p], s.n3,
+			       s.r3 ? mmap3_status_names[s.r3->build_id_status] : "-", s.n2);
+			EXPECT_EQ(1, s.n2);
+			ASSERT_EQ(s.n2, s.n3);
+			ASSERT_EQ(k->status, s.r3->build_id_status);
+			ASSERT_EQ(!p, !!(s.r3->header.misc & PERF_RECORD_MISC_MMAP_DATA));
+			ASSERT_EQ(s.r2->header.misc, s.r3->header.misc);
+			check_layout(_metadata, s.r3);
+			if (k->status == 1) {
+				snprintf(k->fx.path, sizeof(k->fx.path), "%s", s.r3->filename);
+				check_build_id(_metadata, s.r3, &k->fx);
+			}
+			seen_free(&s);
+		}
+	}
+	ASSERT_EQ(0, self->r3.lost + self->r2.lost);
+}
+
+/*
+ * attr.mmap_data: two mmap3 events on this task, one with it and one
+ * without, each with its own ring buffer. A data mapping (PROT_READ, no
+ * PROT_EXEC) gets a record with PERF_RECORD_MISC_MMAP_DATA on the first
+ * only; an executable mapping gets one on each, without that bit. Whether
+ * the module answers from the page cache, reads the file on the way back
+ * to user space, or answers from its cache.
+ */
+FIXTURE(mmap_data) {
+	struct ring rings[2];	/* with attr.mmap_data, without */
+};
+
+FIXTURE_VARIANT(mmap_data) {
+	const char *source;	/* "page cache", "disk" or "build-id cache" */
+};
+
+FIXTURE_VARIANT_ADD(mmap_data, page_cache) { .source = "page cache" };
+FIXTURE_VARIANT_ADD(mmap_data, read_from_disk) { .source = "disk" };
+FIXTURE_VARIANT_ADD(mmap_data, build_id_cache) { .source = "build-id cache" };
+
+FIXTURE_SETUP(mmap_data)
+{
+	int fd;
+
+	if (strcmp(variant->source, "page cache") && no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
+	fd = open_mmap3(_metadata, 1, 0);
+	if (fd < 0)
+		return;
+	ASSERT_EQ(0, ring_map(&self->rings[0], fd, 16));
+	fd = open_mmap3(_metadata, 0, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ring_map(&self->rings[1], fd, 16));
+}
+
+FIXTURE_TEARDOWN(mmap_data)
+{
+	ring_unmap(&self->rings[0]);
+	ring_unmap(&self->rings[1]);
+	unlink_copies();
+}
+
+/* Maps @fx's file with @prot; the records of @rings[0], [1] in @with, @without. */
+static void map_both(struct __test_metadata *_metadata, struct ring *rings,
+		     const struct fixture *fx, int prot, struct seen *with,
+		     struct seen *without)
+{
+	int fd = open(fx->path, O_RDONLY);
+	void *p;
+
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, p);
+	with->addr = (uintptr_t)p;
+	without->addr = (uintptr_t)p;
+	ring_drain(&rings[0], collect, with);
+	ring_drain(&rings[1], collect, without);
+	munmap(p, 4096);
+}
+
+TEST_F(mmap_data, each_event_gets_what_it_asked_for)
+{
+	struct seen with[2] = { 0 }, without[2] = { 0 };
+	struct fixture fx;
+	int i;
+
+	if (!strcmp(variant->source, "page cache")) {
+		ASSERT_EQ(0, fixture_get("bid16.elf", &fx));
+	} else {
+		ASSERT_EQ(0, fresh_copy("bid16.elf", &fx));
+		if (!strcmp(variant->source, "build-id cache")) {
+			/* Read once, once its ctime is in the past: then cached. */
+			struct seen a = { 0 }, b = { 0 };
+
+			sleep(1);
+			map_both(_metadata, self->rings, &fx, PROT_READ | PROT_EXEC, &a, &b);
+			seen_free(&a);
+			seen_free(&b);
+		}
+		ASSERT_EQ(0, drop_page_cache());
+	}
+	/* [0]: data, [1]: executable. */
+	map_both(_metadata, self->rings, &fx, PROT_READ, &with[0], &without[0]);
+	map_both(_metadata, self->rings, &fx, PROT_READ | PROT_EXEC, &with[1], &without[1]);
+	TH_LOG("%s, from the %s: with mmap_data %d data + %d exec records, without %d + %d",
+	       fx.path, variant->source, with[0].n3, with[1].n3, without[0].n3, without[1].n3);
+
+	ASSERT_EQ(0, without[0].n3) TH_LOG("a data mapping reached an event without mmap_data");
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, with[i].n3);
+		ASSERT_EQ(!i, !!(with[i].r3->header.misc & PERF_RECORD_MISC_MMAP_DATA));
+		ASSERT_EQ(i ? PROT_READ | PROT_EXEC : PROT_READ, with[i].r3->prot);
+		check_build_id(_metadata, with[i].r3, &fx);
+	}
+	ASSERT_EQ(1, without[1].n3);
+	ASSERT_FALSE(without[1].r3->header.misc & PERF_RECORD_MISC_MMAP_DATA);
+	ASSERT_EQ(0, memcmp(with[1].r3, without[1].r3, sizeof(*with[1].r3)))
+		TH_LOG("the two events' records of the executable mapping differ");
+	check_build_id(_metadata, without[1].r3, &fx);
+	ASSERT_EQ(0, self->rings[0].lost + self->rings[1].lost);
+	for (i = 0; i < 2; i++) {
+		seen_free(&with[i]);
+		seen_free(&without[i]);
+	}
+}
+
+/*
+ * With only an mmap3 event without attr.mmap_data, a data mapping of a file
+ * read from the disk gives no record, and the module does not even look it
+ * up (its counters do not move); an executable one gives its record.
+ */
+TEST(data_mapping_without_mmap_data)
+{
+	long long work0, work1, work2;
+	struct seen s = { 0 };
+	struct ring ring;
+	struct fixture fx;
+	int fd, file;
+	void *p;
+
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
+	if (mmap3_stat("hits") < 0)
+		SKIP(return, "no /sys/kernel/debug/mmap3/stats");
+	fd = open_mmap3(_metadata, 0, 0);
+	if (fd < 0)
+		return;
+	ASSERT_EQ(0, ring_map(&ring, fd, 16));
+	ASSERT_EQ(0, fresh_copy("bid20.elf", &fx));
+	file = open(fx.path, O_RDONLY);
+	unlink_copies();
+	ASSERT_LE(0, file);
+	ASSERT_EQ(0, drop_page_cache());
+
+	work0 = mmap3_stat("hits") + mmap3_stat("misses") + mmap3_stat("deferred");
+	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	work1 = mmap3_stat("hits") + mmap3_stat("misses") + mmap3_stat("deferred");
+	s.addr = (uintptr_t)p;
+	ring_drain(&ring, collect, &s);
+	munmap(p, 4096);
+	TH_LOG("data mapping: %d records, module hits+misses+deferred %lld -> %lld",
+	       s.n3, work0, work1);
+	ASSERT_EQ(0, s.n3);
+	ASSERT_EQ(work0, work1) TH_LOG("the module looked up a mapping no event records");
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	work2 = mmap3_stat("hits") + mmap3_stat("misses") + mmap3_stat("deferred");
+	s.addr = (uintptr_t)p;
+	ring_drain(&ring, collect, &s);
+	munmap(p, 4096);
+	close(file);
+	TH_LOG("executable mapping: %d records, module %lld -> %lld", s.n3, work1, work2);
+	ASSERT_EQ(1, s.n3);
+	ASSERT_LT(work1, work2);
+	ASSERT_FALSE(s.r3->header.misc & PERF_RECORD_MISC_MMAP_DATA);
+	check_build_id(_metadata, s.r3, &fx);
+	seen_free(&s);
+	ring_unmap(&ring);
 }
 
 TEST_HARNESS_MAIN

@@ -27,57 +27,10 @@
 #include "mmap3_dm.h"
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
+#include "mmap3_test.h"
 
 #define STATUS_FOUND	1
 #define STATUS_SKIPPED	7
-
-/* The copies a test made, unlinked by its teardown. */
-static char copies[8][PATH_MAX + 256];
-static int ncopies;
-
-/*
- * A new copy of the fixture @name on fixtures_cold(), in @fx with its
- * MANIFEST line: a new inode, which no cache has seen.
- */
-static int fresh_copy(const char *name, struct fixture *fx)
-{
-	char *path;
-
-	if (ncopies == ARRAY_SIZE(copies) ||
-	    fixture_get_in(fixtures_cold(), name, fx))
-		return -1;
-	path = copies[ncopies];
-	snprintf(path, sizeof(copies[0]), "%s/scope-%d-%d-%s", fixtures_cold(),
-		 getpid(), ncopies, name);
-	if (copy_file(fx->path, path))
-		return -1;
-	ncopies++;
-	snprintf(fx->path, sizeof(fx->path), "%s", path);
-	return 0;
-}
-
-static void unlink_copies(void)
-{
-	while (ncopies)
-		unlink(copies[--ncopies]);
-}
-
-static bool have_cold_fixtures(void)
-{
-	struct fixture fx;
-
-	return !fixture_get_in(fixtures_cold(), "bid20.elf", &fx);
-}
-
-/* Opens an event with @attr; skips the test when there is no provider. */
-#define OPEN_EVENT(fd, attr, pid, cpu) do {					\
-	fd = sys_perf_event_open(attr, pid, cpu, -1, 0);			\
-	if (fd < 0 && errno == EOPNOTSUPP)					\
-		SKIP(return, "the mmap3 module is not loaded");		\
-	if (fd < 0 && errno == EINVAL && (attr)->mmap3)				\
-		SKIP(return, "kernel without attr.mmap3");			\
-	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));	\
-} while (0)
 
 static const char *status_name(unsigned int status)
 {
@@ -86,8 +39,8 @@ static const char *status_name(unsigned int status)
 
 /* What MMAP2 and MMAP3 both say of a mapping. */
 struct mapping {
-	uint64_t addr, len, pgoff;
-	uint32_t prot, pid;
+	__u64 addr, len, pgoff;
+	__u32 prot, pid;
 	const char *filename;
 	const struct mmap3_record *r3;	/* NULL for MMAP2 */
 };
@@ -98,7 +51,7 @@ struct mapping {
  * Returns how many there are.
  */
 static int mappings(const struct records *rs, bool mmap3, pid_t pid,
-		    uint64_t start, uint64_t end, struct mapping *out, int max)
+		    __u64 start, __u64 end, struct mapping *out, int max)
 {
 	int i, n = 0;
 
@@ -110,7 +63,7 @@ static int mappings(const struct records *rs, bool mmap3, pid_t pid,
 		if (h->type != (mmap3 ? PERF_RECORD_MMAP3 : PERF_RECORD_MMAP2))
 			continue;
 		/* pid, addr, len and pgoff are at the same offsets in both. */
-		if ((pid && r3->pid != (uint32_t)pid) || r3->addr < start ||
+		if ((pid && r3->pid != (__u32)pid) || r3->addr < start ||
 		    r3->addr >= end)
 			continue;
 		if (n < max) {
@@ -190,14 +143,17 @@ FIXTURE_SETUP(order)
 	struct perf_event_attr attr;
 	int fd;
 
-	if (!have_cold_fixtures())
-		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
-		     fixtures_cold());
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
 	mmap_attr(&attr, true, 0);
-	OPEN_EVENT(fd, &attr, 0, -1);
+	fd = open_event(_metadata, &attr, 0, -1);
+	if (fd < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r3, fd, 16));
 	mmap_attr(&attr, false, 0);
-	OPEN_EVENT(fd, &attr, 0, -1);
+	fd = open_event(_metadata, &attr, 0, -1);
+	if (fd < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&self->r2, fd, 16));
 }
 
@@ -243,7 +199,7 @@ TEST_F(order, mprotect_over_two_files)
 		records_free(&self->rs3);
 		ring_drain(&self->r2, NULL, NULL);
 	}
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 
 	/* A and B side by side in one reserved range, PROT_READ. */
 	base = mmap(NULL, 2 * psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -308,11 +264,10 @@ TEST(exec_dynamic_pie_mmap_data)
 	struct fixture fx;
 	pid_t child;
 
-	if (!have_cold_fixtures())
-		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
-		     fixtures_cold());
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
 	ASSERT_EQ(0, fresh_copy("dynamic.elf", &fx));
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 
 	ASSERT_EQ(0, pipe(go));
 	child = fork();
@@ -333,11 +288,13 @@ TEST(exec_dynamic_pie_mmap_data)
 	attr.enable_on_exec = 1;
 	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
 	if (fd3 < 0) {
+		const char *skip = perf_open_skip(errno, true);
+
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 		unlink_copies();
-		if (errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
+		if (skip)
+			SKIP(return, "%s", skip);
 		ASSERT_LE(0, fd3);
 	}
 	ASSERT_EQ(0, ring_map(&r3, fd3, 64));
@@ -416,9 +373,8 @@ FIXTURE_VARIANT_ADD(scope, cpu_wide_event) { .cpu_wide = true };
 
 FIXTURE_SETUP(scope)
 {
-	if (!have_cold_fixtures())
-		SKIP(return, "no block-backed fixtures in %s (MMAP3_COLD_FIXTURES)",
-		     fixtures_cold());
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
 	if (mmap3_work() < 0)
 		SKIP(return, "no /sys/kernel/debug/mmap3/stats (hits, misses, deferred)");
 }
@@ -435,7 +391,7 @@ FIXTURE_TEARDOWN(scope)
 
 /* Q: waits for @go, maps each of @fx executable, exits. */
 static void unrelated_task(int go, const struct fixture *fx, int n,
-			   uint64_t *addrs)
+			   __u64 *addrs)
 {
 	char c;
 	int i;
@@ -467,7 +423,7 @@ TEST_F(scope, unrelated_task_cold_files)
 	struct mapping m;
 	struct perf_event_attr attr;
 	long long work0, work1;
-	uint64_t *addrs;
+	__u64 *addrs;
 	pid_t q;
 
 	for (i = 0; i < Q_FILES + 1; i++)
@@ -489,16 +445,20 @@ TEST_F(scope, unrelated_task_cold_files)
 	if (variant->cpu_wide) {
 		ASSERT_GE(MAX_CPUS, ncpus);
 		for (i = 0; i < ncpus; i++) {
-			OPEN_EVENT(fd, &attr, -1, i);
+			fd = open_event(_metadata, &attr, -1, i);
+			if (fd < 0)
+				return;
 			ASSERT_EQ(0, ring_map(&self->ring[i], fd, 16));
 			self->nrings++;
 		}
 	} else {
-		OPEN_EVENT(fd, &attr, 0, -1);
+		fd = open_event(_metadata, &attr, 0, -1);
+		if (fd < 0)
+			return;
 		ASSERT_EQ(0, ring_map(&self->ring[0], fd, 16));
 		self->nrings = 1;
 	}
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 
 	work0 = mmap3_work();
 	ASSERT_EQ(1, write(go[1], "x", 1));
@@ -613,7 +573,7 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	struct storm s = { 0 };
 	struct ring ring[MAX_CPUS];
 	struct perf_event_attr attr;
-	uint64_t lost = 0;
+	__u64 lost = 0;
 	struct fixture fx;
 	pid_t child;
 
@@ -632,10 +592,9 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	mmap_attr(&attr, true, 0);
 	attr.inherit = 1;
 	for (i = 0; i < ncpus; i++) {
-		fd = sys_perf_event_open(&attr, 0, i, -1, 0);
-		if (fd < 0 && errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
-		ASSERT_LE(0, fd);
+		fd = open_event(_metadata, &attr, 0, i);
+		if (fd < 0)
+			return;
 		ASSERT_EQ(0, ring_map(&ring[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
 	}
 	ref1 = mmap3_refcnt();
@@ -731,10 +690,10 @@ FIXTURE_VARIANT_ADD(sigkill, in_mmap_populate) {
 
 FIXTURE_SETUP(sigkill)
 {
-	if (access("/dev/mapper/control", F_OK))
-		SKIP(return, "no device mapper");
-	if (access("/disk.img", R_OK))
-		SKIP(return, "no /disk.img (the guest's ext2 image) for the device");
+	const char *why = need_root() ?: dm_disk_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, dm_disk_setup(&self->disk, variant->dm_name))
 		TH_LOG("%s", strerror(errno));
 	self->disk_up = true;
@@ -776,7 +735,7 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 	struct perf_event_attr attr;
 	struct records rs = { 0 };
 	struct fixture fx;
-	char path[128], c;
+	char path[PATH_MAX + 32], c;
 	struct ring ring;
 	bool blocked = false;
 	pid_t child;
@@ -790,7 +749,7 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 	/* The child maps the file here, so that the record can be found. */
 	base = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, base);
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
 
 	ASSERT_EQ(0, pipe(go));
@@ -818,10 +777,12 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 	attr.task = 1;
 	fd = sys_perf_event_open(&attr, child, -1, -1, 0);
 	if (fd < 0) {
+		const char *skip = perf_open_skip(errno, true);
+
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
-		if (errno == EOPNOTSUPP)
-			SKIP(return, "the mmap3 module is not loaded");
+		if (skip)
+			SKIP(return, "%s", skip);
 		ASSERT_LE(0, fd);
 	}
 	ASSERT_EQ(0, ring_map(&ring, fd, 16));
@@ -861,7 +822,7 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 			rec_at = i;
 		}
 		if (rs.v[i]->type == PERF_RECORD_EXIT &&
-		    ((const uint32_t *)(rs.v[i] + 1))[0] == (uint32_t)child) {
+		    ((const __u32 *)(rs.v[i] + 1))[0] == (__u32)child) {
 			TH_LOG("record %d: EXIT of pid %d", i, child);
 			if (exit_at < 0)
 				exit_at = i;
@@ -869,7 +830,7 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 	}
 	ASSERT_EQ(0, ring.lost);
 	ASSERT_EQ(1, n) TH_LOG("%d MMAP3 records for the mapping", n);
-	ASSERT_EQ((uint32_t)child, rec->pid);
+	ASSERT_EQ((__u32)child, rec->pid);
 	ASSERT_STREQ(path, rec->filename);
 	ASSERT_LE(STATUS_FOUND, rec->build_id_status);
 	ASSERT_GE(STATUS_SKIPPED, rec->build_id_status);

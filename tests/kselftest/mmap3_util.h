@@ -8,6 +8,7 @@
 #define MMAP3_UTIL_H
 
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,44 +24,50 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
+#include <linux/types.h>
 
 #define BUILD_ID_SIZE_MAX	20
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
 /* PERF_RECORD_MMAP3 up to the file name (DESIGN.md, normative). */
 struct mmap3_record {
 	struct perf_event_header header;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-	uint8_t build_id_size;
-	uint8_t build_id_status;
-	uint16_t reserved;
-	uint8_t build_id[BUILD_ID_SIZE_MAX];
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	__u8 build_id_size;
+	__u8 build_id_status;
+	__u16 reserved;
+	__u8 build_id[BUILD_ID_SIZE_MAX];
 	char filename[];
 };
-_Static_assert(sizeof(struct mmap3_record) == 96,
-	       "DESIGN.md: 96 bytes before the file name, a multiple of 8");
+
+static_assert(sizeof(struct mmap3_record) == 96,
+	      "DESIGN.md: 96 bytes before the file name, a multiple of 8");
 
 /* PERF_RECORD_MMAP2 up to the file name. */
 struct mmap2_record {
 	struct perf_event_header header;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
 	union {
 		struct {
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
+			__u32 maj, min;
+			__u64 ino, ino_generation;
 		};
 		struct {
-			uint8_t build_id_size;
-			uint8_t reserved_1;
-			uint16_t reserved_2;
-			uint8_t build_id[BUILD_ID_SIZE_MAX];
+			__u8 build_id_size;
+			__u8 reserved_1;
+			__u16 reserved_2;
+			__u8 build_id[BUILD_ID_SIZE_MAX];
 		};
 	};
-	uint32_t prot, flags;
+	__u32 prot, flags;
 	char filename[];
 };
 
@@ -89,7 +96,7 @@ struct ring {
 	struct perf_event_mmap_page *meta;
 	unsigned char *data;
 	unsigned char *copy;	/* one record, contiguous */
-	uint64_t lost;		/* sum of PERF_RECORD_LOST */
+	__u64 lost;		/* sum of PERF_RECORD_LOST */
 };
 
 /* Maps the ring of @fd with @pages data pages (a power of two). */
@@ -117,23 +124,78 @@ static inline void ring_unmap(struct ring *r)
 	close(r->fd);
 }
 
+/* The last value of enum perf_mmap3_build_id_status (SKIPPED). */
+#define MMAP3_STATUS_MAX	7
+
+/*
+ * What breaks DESIGN.md's rules for every MMAP3 record in @h, or NULL:
+ * UNKNOWN (0) is never emitted and the status is one of the enum's;
+ * build_id_size is at most 20, and non-zero exactly when the status is
+ * FOUND; the build-id bytes past it and __reserved are zero; the size is a
+ * multiple of 8 with room for a file name.
+ */
+static inline const char *mmap3_record_error(const struct perf_event_header *h)
+{
+	const struct mmap3_record *r = (const void *)h;
+	int i;
+
+	if (h->size % 8 || h->size < sizeof(*r) + 8)
+		return "size not a multiple of 8, or no room for a file name";
+	if (r->build_id_status == 0)
+		return "status UNKNOWN (0), which is never emitted";
+	if (r->build_id_status > MMAP3_STATUS_MAX)
+		return "status not in enum perf_mmap3_build_id_status";
+	if (r->build_id_size > BUILD_ID_SIZE_MAX)
+		return "build_id_size over 20";
+	if (r->build_id_status == 1 && !r->build_id_size)
+		return "status FOUND without a build-id";
+	if (r->build_id_status != 1 && r->build_id_size)
+		return "a build-id with a status other than FOUND";
+	if (r->reserved)
+		return "__reserved is not zero";
+	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
+		if (r->build_id[i])
+			return "build-id bytes past build_id_size are not zero";
+	return NULL;
+}
+
+/*
+ * Every MMAP3 record a test reads passes here (ring_drain()): a record that
+ * breaks a rule of mmap3_record_error() ends the test at once (SIGABRT, a
+ * failure), with the record on stderr, whatever the test was looking for.
+ */
+static inline void mmap3_record_check(const struct perf_event_header *h)
+{
+	const struct mmap3_record *r = (const void *)h;
+	const char *err = mmap3_record_error(h);
+
+	if (!err)
+		return;
+	fprintf(stderr,
+		"# MMAP3 record against DESIGN.md: %s: pid %u addr %#llx status %u build_id_size %u size %u file %.*s\n",
+		err, r->pid, (unsigned long long)r->addr, r->build_id_status,
+		r->build_id_size, h->size,
+		h->size > sizeof(*r) ? (int)(h->size - sizeof(*r)) : 0, r->filename);
+	abort();
+}
+
 /*
  * Calls @fn on each record written since the last call, in order, with the
- * record copied out contiguously; counts PERF_RECORD_LOST. Returns the
- * number of records.
+ * record copied out contiguously; counts PERF_RECORD_LOST, and checks each
+ * MMAP3 record with mmap3_record_check(). Returns the number of records.
  */
 static inline int ring_drain(struct ring *r,
 			     void (*fn)(const struct perf_event_header *h, void *ctx),
 			     void *ctx)
 {
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
+	__u64 head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = r->meta->data_tail;
 	int n = 0;
 
 	while (tail < head) {
 		size_t off = tail % r->data_size, i;
 		struct perf_event_header *h = (void *)(r->data + off);
-		uint16_t size;
+		__u16 size;
 
 		/* The header itself can wrap: copy it byte by byte. */
 		for (i = 0; i < sizeof(*h); i++)
@@ -142,8 +204,10 @@ static inline int ring_drain(struct ring *r,
 		for (i = 0; i < size; i++)
 			r->copy[i] = r->data[(off + i) % r->data_size];
 		h = (void *)r->copy;
+		if (h->type == PERF_RECORD_MMAP3)
+			mmap3_record_check(h);
 		if (h->type == PERF_RECORD_LOST)
-			r->lost += ((uint64_t *)(h + 1))[1];
+			r->lost += ((__u64 *)(h + 1))[1];
 		if (fn)
 			fn(h, ctx);
 		n++;
@@ -156,12 +220,12 @@ static inline int ring_drain(struct ring *r,
 /* One line of the fixture manifest: <file> <build-id hex | none> <status>. */
 struct fixture {
 	char path[PATH_MAX + 256];
-	uint8_t build_id[BUILD_ID_SIZE_MAX];
+	__u8 build_id[BUILD_ID_SIZE_MAX];
 	int build_id_size;
 	char status[32];
 };
 
-static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
+static inline int hex_to_bytes(const char *hex, __u8 *out, int max)
 {
 	int n = 0;
 
@@ -177,20 +241,32 @@ static inline int hex_to_bytes(const char *hex, uint8_t *out, int max)
 }
 
 /*
- * The fixtures (fixtures.py's output): $MMAP3_FIXTURES, else ./fixtures
- * (where `make` in this directory puts them), else /tests/fixtures (the
- * project's QEMU guest). The cold copy, on a block device whose page cache
- * the tests drop: $MMAP3_COLD_FIXTURES, else /mnt (the guest's ext2 disk).
+ * The fixtures (fixtures.py's output): $MMAP3_FIXTURES, else "fixtures" in
+ * the current directory (where `make` here puts them, and where
+ * run_kselftest.sh runs the tests from), else "fixtures" beside the test
+ * program. The cold copy, on a block device whose page cache the tests
+ * drop: $MMAP3_COLD_FIXTURES, else /mnt (the tests skip when the fixtures
+ * are not there).
  */
 static inline const char *fixtures_warm(void)
 {
 	static char here[PATH_MAX];
+	char exe[PATH_MAX - 16], *slash;
+	ssize_t n;
 
 	if (getenv("MMAP3_FIXTURES"))
 		return getenv("MMAP3_FIXTURES");
+	if (here[0])
+		return here;
 	/* Absolute, as the kernel reports file names. */
-	if (!here[0] && (access("fixtures/MANIFEST", R_OK) || !realpath("fixtures", here)))
-		snprintf(here, sizeof(here), "/tests/fixtures");
+	if (!access("fixtures/MANIFEST", R_OK) && realpath("fixtures", here))
+		return here;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(here, sizeof(here), "%s/fixtures", exe);
 	return here;
 }
 
@@ -241,7 +317,7 @@ static inline int fixture_get_in(const char *dir, const char *name,
 	return ret;
 }
 
-static inline void build_id_hex(const uint8_t *id, int size, char *out)
+static inline void build_id_hex(const __u8 *id, int size, char *out)
 {
 	int i;
 
@@ -265,10 +341,59 @@ static inline int mmap3_status(const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(mmap3_status_names) / sizeof(mmap3_status_names[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(mmap3_status_names); i++)
 		if (!strcmp(name, mmap3_status_names[i]))
 			return i;
 	return -1;
+}
+
+/* /proc/sys/kernel/perf_event_paranoid, or -100 when unreadable. */
+static inline int paranoid_level(void)
+{
+	FILE *fp = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int val = -100;
+
+	if (fp) {
+		if (fscanf(fp, "%d", &val) != 1)
+			val = -100;
+		fclose(fp);
+	}
+	return val;
+}
+
+/*
+ * Why perf_event_open() failing with @err makes a test SKIP rather than
+ * fail, or NULL (a failure): no provider loaded (EOPNOTSUPP), a kernel
+ * without attr.mmap3 (EINVAL, for an event with @mmap3 only), or
+ * perf_event_paranoid forbidding the event to this user (EACCES, EPERM).
+ */
+static inline const char *perf_open_skip(int err, bool mmap3)
+{
+	static char buf[128];
+
+	switch (err) {
+	case EOPNOTSUPP:
+		return "no MMAP3 provider: the mmap3 module is not loaded";
+	case EINVAL:
+		return mmap3 ? "kernel without attr.mmap3 (EINVAL)" : NULL;
+	case EACCES:
+	case EPERM:
+		snprintf(buf, sizeof(buf), "perf_event_open: %s (perf_event_paranoid %d)",
+			 strerror(err), paranoid_level());
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * Why this process cannot run tests that drop the page cache, load
+ * modules or set up block devices, or NULL.
+ */
+static inline const char *need_root(void)
+{
+	if (geteuid())
+		return "not root (the test drops caches, loads modules, sets up devices)";
+	return NULL;
 }
 
 /* Opens a side-band event with attr.mmap3 on the calling task. */
@@ -284,7 +409,7 @@ static inline int mmap3_open(int mmap_data, int inherit)
 }
 
 /* Drops the page cache, so that files on fixtures_cold() are read from disk. */
-static inline int drop_caches(void)
+static inline int drop_page_cache(void)
 {
 	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
 	int ret;
@@ -619,6 +744,55 @@ static inline int mmap3_map(int fd, size_t len, int prot, int flags,
 static inline int mmap3_map_exec(int fd, struct mmap3_capture *c)
 {
 	return mmap3_map(fd, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, c);
+}
+
+/* The copies a test made, unlinked by its teardown. */
+static char copies[16][PATH_MAX + 256];
+static int ncopies;
+
+/*
+ * A new copy of the fixture @name on fixtures_cold(), in @fx with its
+ * MANIFEST line: a new inode, which no cache has seen.
+ */
+static inline int fresh_copy(const char *name, struct fixture *fx)
+{
+	char *path;
+
+	if (ncopies == ARRAY_SIZE(copies) ||
+	    fixture_get_in(fixtures_cold(), name, fx))
+		return -1;
+	path = copies[ncopies];
+	snprintf(path, sizeof(copies[0]), "%s/mmap3-%d-%d-%s", fixtures_cold(),
+		 getpid(), ncopies, name);
+	if (copy_file(fx->path, path))
+		return -1;
+	ncopies++;
+	snprintf(fx->path, sizeof(fx->path), "%s", path);
+	return 0;
+}
+
+static inline void unlink_copies(void)
+{
+	while (ncopies)
+		unlink(copies[--ncopies]);
+}
+
+/*
+ * Why the tests that copy fixtures to fixtures_cold() and drop the page
+ * cache cannot run, or NULL.
+ */
+static inline const char *no_cold_fixtures(void)
+{
+	static char why[512];
+	struct fixture fx;
+
+	if (need_root())
+		return need_root();
+	if (!fixture_get_in(fixtures_cold(), "bid20.elf", &fx))
+		return NULL;
+	snprintf(why, sizeof(why), "no block-backed fixtures in %.400s (MMAP3_COLD_FIXTURES)",
+		 fixtures_cold());
+	return why;
 }
 
 #endif /* MMAP3_UTIL_H */

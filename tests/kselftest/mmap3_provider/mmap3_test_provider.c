@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A second PERF_RECORD_MMAP3 provider, for the selftests. The core takes
+ * one provider at a time: loading this one fails with -EBUSY while another
+ * (the mmap3 module) is registered. Alone, it writes the record of each
+ * mapping with PERF_MMAP3_BUILD_ID_SKIPPED: it reads no file.
+ */
+#include <linux/module.h>
+#include <linux/perf_event.h>
+
+static void mmap3_test_provider_mmap(struct perf_mmap3_provider *provider,
+				     struct vm_area_struct *vma,
+				     const struct perf_mmap3_info *info)
+{
+	struct perf_mmap3_info record = *info;
+
+	record.build_id_size = 0;
+	record.build_id_status = PERF_MMAP3_BUILD_ID_SKIPPED;
+	memset(record.build_id, 0, sizeof(record.build_id));
+	perf_mmap3_output(&record);
+}
+
+static struct perf_mmap3_provider mmap3_test_provider = {
+	.owner	= THIS_MODULE,
+	.mmap	= mmap3_test_provider_mmap,
+};
+
+static int __init mmap3_test_provider_init(void)
+{
+	return perf_mmap3_register(&mmap3_test_provider);
+}
+
+static void __exit mmap3_test_provider_exit(void)
+{
+	perf_mmap3_unregister(&mmap3_test_provider);
+}
+
+module_init(mmap3_test_provider_init);
+module_exit(mmap3_test_provider_exit);
+MODULE_DESCRIPTION("A second PERF_RECORD_MMAP3 provider for the perf_events selftests");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+# The selftests the way a kernel developer runs them, once: the perf_events
+# target of the series' selftests patch, installed on the host with
+# `make -C tools/testing/selftests TARGETS=perf_events install`
+# (scripts/kselftest-install.sh; the guest has no make), run here with the
+# installed run_kselftest.sh, as `make run_tests` runs them, with the mmap3
+# module loaded. The fixtures are those on the guest's ext2 disk at /mnt
+# (MMAP3_FIXTURES); the installed ones have other random build-ids.
+#
+# run_kselftest.sh nests each program's TAP under "# ". It is un-nested
+# here, one begin/end section per program, so that tests/qemu/run.sh counts
+# every test and checks every skip ("kselftest:<program>: <test>" in
+# tests/qemu/expected-skips*); the runner's own line for each program is
+# kept as a comment, and a program it reports as failed (a timeout, a
+# crash) fails the section.
+MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
+export MMAP3_STRESS_SECONDS MMAP3_FIXTURES=/tests/fixtures MMAP3_MODULE=/tests/mmap3.ko
+if [ ! -x /tests/kselftest/run_kselftest.sh ]; then
+	echo "mmap3-guest: error: no /tests/kselftest/run_kselftest.sh (scripts/kselftest-install.sh)"
+	exit 1
+fi
+# The programs the series adds (perf_events:mmap3_*), as `make run_tests`
+# runs the collection. Upstream's are left out: in QEMU without KVM there is
+# no PMU (remove_on_exec counts instructions and fails without one; mmap's
+# AUX tests skip), and on the debug kernel sigtrap_threads' stress tests
+# outlast the harness's 30 s.
+tests=$(grep '^perf_events:mmap3_' /tests/kselftest/kselftest-list.txt 2>/dev/null)
+if [ -z "$tests" ]; then
+	echo "mmap3-guest: error: no perf_events:mmap3_* in /tests/kselftest/kselftest-list.txt"
+	exit 1
+fi
+
+# kselftests TEST...: run_kselftest.sh -t TEST..., un-nested.
+kselftests() {
+	(cd /tests/kselftest && ./run_kselftest.sh "$@" 2>&1) | awk '
+	/^# selftests: perf_events: / {
+		prog = $4; inner = 0
+		print "mmap3-test: begin kselftest:" prog; fflush(); next
+	}
+	prog != "" && /^(not )?ok [0-9]+ selftests: perf_events: / {
+		rc = $1 == "not" ? 1 : 0
+		if ($0 ~ /# SKIP/) {
+			rc = 4
+			if (!inner)
+				print "ok 1 (the whole program) # SKIP"
+		}
+		print "# run_kselftest.sh: " $0
+		print "mmap3-test: end kselftest:" prog " rc=" rc
+		prog = ""; fflush(); next
+	}
+	prog != "" && /^# (not )?ok [0-9]+ / { sub(/^# /, ""); inner++ }
+	{ print; fflush() }'
+}
+
+# The ABI test first, without the provider (its no-provider test), then
+# the others with the module loaded.
+kselftests -t perf_events:mmap3_abi
+insmod /tests/mmap3.ko || echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
+kselftests $(echo "$tests" | grep -vx 'perf_events:mmap3_abi' | sed 's/^/-t /')
