@@ -22,8 +22,8 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
-if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
-	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"
+if [ -x "$PERF_BUILD/guest/perf" ]; then
+	cp -a "$PERF_BUILD/guest" "$guest/perf"
 	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).

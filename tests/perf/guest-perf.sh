@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest script: perf with MMAP3 against the patched kernel and the module.
 # Runs in the guest from /tests, with scripts/perf.sh's guest copy
-# ($MMAP3_CACHE/perf-build/guest) in /tests/perf and mmap3.ko in /tests;
+# ($PERF_BUILD/guest, see scripts/lib.sh) in /tests/perf and mmap3.ko in /tests;
 # prints the begin/end markers and TAP lines of tests/qemu/run.sh, e.g.:
 #
-#   cp -a "$MMAP3_CACHE/perf-build/guest" "$MMAP3_WORK/guest/perf"
+#   cp -a "$PERF_BUILD/guest" "$MMAP3_WORK/guest/perf"
 #   cp tests/perf/guest-perf.sh "$MMAP3_WORK/guest/perf.sh"
 #   tests/qemu/run.sh perf.sh
 #

@@ -16,8 +16,8 @@
 
 "$MMAP3_ROOT/scripts/perf.sh"
 MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
-new=$(readlink -f "$MMAP3_CACHE/perf-build/perf")
-old=$(readlink -f "$MMAP3_CACHE/perf-upstream/perf")
+new=$(readlink -f "$PERF_BUILD/perf")
+old=$(readlink -f "$PERF_UPSTREAM_BUILD/perf")
 
 tmp=$(mktemp -d /tmp/mmap3-old-perf.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
