@@ -22,9 +22,16 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
+# With it: two programs of one source whose function names differ (alpha,
+# beta), and upstream's perf when it was built (MMAP3_KERNEL=upstream
+# scripts/perf.sh), which uses the same libraries.
 if [ -x "$PERF_BUILD/guest/perf" ]; then
 	cp -a "$PERF_BUILD/guest" "$guest/perf"
 	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
+	for fn in alpha beta; do
+		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
+	done
+	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
 dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
