@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the PERF_RECORD_MMAP2 records of a perf.data file into MMAP3 ones.
 
-    tests/perf/mmap3-perf-data.py [--keep-mmap2] [--stat-ids] [--no-attr] IN OUT
+    tests/perf/mmap3-perf-data.py [--keep-mmap2] [--stat-ids] [--no-attr]
+                                  [--mangle KIND [--mangle-file PATH]] IN OUT
 
 Without the kernel module nothing writes PERF_RECORD_MMAP3 (type 23) into
 a perf.data file, so this makes one for testing the perf tools: each MMAP2
@@ -18,6 +19,13 @@ The attributes that asked for MMAP/MMAP2 records (attr.mmap or attr.mmap2)
 are changed as perf record --mmap3 sets them: attr.mmap3 (bit 40) instead
 of attr.mmap, attr.mmap2 and attr.build_id; --no-attr leaves them, for a
 file whose type 23 records a reader must not take for MMAP3 ones.
+
+--mangle KIND damages the first MMAP3 record (of the file PATH, with
+--mangle-file) for robustness tests: short16 (header.size 16), short96
+(header.size 96: the fixed fields, no file name), nonul (the file name and
+what follows filled up to header.size with 'A', no NUL), bidsize
+(build_id_size 255), status (build_id_status 200), nofound (FOUND with
+build_id_size 0).
 
 Only the data section changes size: the feature sections that follow it
 are moved and their offsets in the header adjusted. Files in pipe mode,
@@ -153,6 +161,28 @@ def mmap2_to_mmap3(rec, stat_ids=False):
     return out + name + tail, filename, status, bid
 
 
+MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound")
+
+
+def mangle(rec, kind):
+    """The MMAP3 record rec, damaged as KIND says."""
+    rec = bytearray(rec)
+    if kind == "short16":
+        rec = rec[:16]
+    elif kind == "short96":
+        rec = rec[:96]
+    elif kind == "nonul":
+        rec[96:] = b"A" * (len(rec) - 96)
+    elif kind == "bidsize":
+        rec[72] = 255
+    elif kind == "status":
+        rec[73] = 200
+    elif kind == "nofound":
+        rec[72], rec[73] = 0, FOUND
+    struct.pack_into("<H", rec, 6, len(rec))
+    return bytes(rec)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep-mmap2", action="store_true",
@@ -161,6 +191,10 @@ def main():
                     help="device and inode numbers from stat() for --buildid-mmap records")
     ap.add_argument("--no-attr", action="store_true",
                     help="leave the attributes as they are (no attr.mmap3)")
+    ap.add_argument("--mangle", choices=MANGLE_KINDS,
+                    help="damage the first MMAP3 record (robustness tests)")
+    ap.add_argument("--mangle-file", default="",
+                    help="damage the first MMAP3 record of this file instead")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("input")
     ap.add_argument("output")
@@ -188,6 +222,9 @@ def main():
                 out += rec
             rec, filename, status, bid = mmap2_to_mmap3(rec, args.stat_ids)
             converted += 1
+            if args.mangle and filename.endswith(args.mangle_file):
+                rec = mangle(rec, args.mangle)
+                args.mangle = None
             if args.verbose:
                 print(f"MMAP3 {STATUS_NAMES[status]:12} {bid.hex() or '-':40} {filename}")
         out += rec
