@@ -23,7 +23,7 @@ cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
-# beta), and upstream's perf when it was built (MMAP3_KERNEL=upstream
+# beta), runas (tests/perf/runas.c), and upstream's perf when it was built (MMAP3_KERNEL=upstream
 # scripts/perf.sh), which uses the same libraries.
 if [ -x "$PERF_BUILD/guest/perf" ]; then
 	cp -a "$PERF_BUILD/guest" "$guest/perf"
@@ -31,6 +31,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 	for fn in alpha beta; do
 		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
 	done
+	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).

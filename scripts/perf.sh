@@ -12,8 +12,10 @@
 #                                        lib/ with the shared libraries it
 #                                        needs besides libc and the loader
 #                                        (perf finds them through its
-#                                        RUNPATH, $ORIGIN/lib), and tests/
-#                                        with the perf test scripts of MMAP3.
+#                                        RUNPATH, $ORIGIN/lib), readelf (for
+#                                        the perf test) and its libraries,
+#                                        and tests/ with the perf test
+#                                        scripts of MMAP3.
 #   scripts/perf.sh --asan               the same perf built with
 #                                        AddressSanitizer, into
 #                                        $PERF_ASAN_BUILD (host tests only).
@@ -149,6 +151,19 @@ if [ "$asan" = 0 ]; then
 		t=$src/tools/perf/tests/shell/$t
 		[ ! -f "$t" ] || cp "$t" "$guest/tests/"
 	done
-	log "guest copy in $guest: perf, lib/ (${libs[*]}), tests/ ($(ls "$guest/tests" | tr '\n' ' '))"
+	# readelf, which the perf test compares build-ids with, and its
+	# libraries, behind a wrapper that points the loader at them.
+	cp /usr/bin/readelf "$guest/lib/readelf"
+	while read -r lib; do
+		case "$lib" in
+		*/libc.so.*|*/ld-linux*) ;;
+		/*) [ -f "$guest/lib/${lib##*/}" ] || cp -L "$lib" "$guest/lib/" ;;
+		esac
+	done < <(ldd /usr/bin/readelf | awk '$2 == "=>" { print $3 }')
+	printf '%s\n' '#!/bin/sh' \
+		'lib=$(dirname "$0")/lib' \
+		'LD_LIBRARY_PATH=$lib exec "$lib/readelf" "$@"' >"$guest/readelf"
+	chmod 755 "$guest/readelf"
+	log "guest copy in $guest: perf, readelf, lib/ (${libs[*]} and readelf's), tests/ ($(ls "$guest/tests" | tr '\n' ' '))"
 fi
 echo "$key" >"$out/.mmap3-key"

@@ -48,7 +48,7 @@ with_module() {
 		sed 's/^/# /' /tmp/perf-record.out
 		return 1
 	fi
-	perf script -i "$data" --show-mmap-events 2>/dev/null | grep PERF_RECORD_MMAP3 | sed 's/^/# /'
+	perf script -f -i "$data" --show-mmap-events 2>/dev/null | grep PERF_RECORD_MMAP3 | sed 's/^/# /'
 	bid=$(perf buildid-list -i /tests/perf/perf)
 	perf buildid-list -i "$data" --with-hits | sed 's/^/# /'
 	perf buildid-list -i "$data" --with-hits | grep -q "^$bid " || return 1
@@ -129,6 +129,65 @@ check_replaced() {
 	awk -v a="$mmap3_alpha" -v b="$mmap3_beta" 'BEGIN { exit !(a + 0 >= 90 && b + 0 >= 90) }'
 }
 
+# A process that runs when perf record starts, from a file over which
+# another one was then bind-mounted: /proc/PID/maps still names the path
+# (not "(deleted)", as after a rename), which now opens another file, as
+# in another mount namespace. The MMAP3 record perf synthesizes for the
+# mapping must have the mapped file's build-id (alpha's), read through
+# /proc/PID/map_files as root; as a user who may not open map_files, perf
+# reads by path, finds another file there (beta, another inode) and must
+# say so (IO_ERROR), not give beta's build-id.
+synth_replaced() {
+	dir=/tmp/synth
+	rm -rf "$dir"
+	mkdir -p "$dir/home"
+	chmod 777 "$dir" "$dir/home"
+	bid_alpha=$(perf buildid-list -i /tests/perf/alpha)
+	bid_beta=$(perf buildid-list -i /tests/perf/beta)
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	cp /tests/perf/alpha "$dir/x"
+	chmod 755 "$dir/x"
+	/tests/perf/runas 1000 "$dir/x" 60 &
+	pid=$!
+	sleep 1
+	cp /tests/perf/beta "$dir/y"
+	mount --bind "$dir/y" "$dir/x"
+	rc=0
+	for who in root user; do
+		data=$dir/$who.data
+		run=
+		[ $who = root ] || run="/tests/perf/runas 1000"
+		# shellcheck disable=SC2086 # run is a command or nothing
+		if ! HOME=$dir/home $run perf record --mmap3 -e task-clock -p "$pid" -o "$data" \
+			-- sleep 1 >"$dir/$who.out" 2>&1; then
+			sed 's/^/# /' "$dir/$who.out"
+			rc=1
+			continue
+		fi
+		line=$(perf script -f -i "$data" --show-mmap-events 2>/dev/null |
+			grep "PERF_RECORD_MMAP3 $pid/.*r-xp $dir/x\$")
+		echo "# as $who: $line"
+		case $who in
+		root) want="<$bid_alpha> FOUND]" ;;
+		user) want="<> IO_ERROR]" ;;
+		esac
+		case $line in
+		*"$want"*) ;;
+		*)
+			echo "# as $who: expected '$want' (alpha $bid_alpha, beta $bid_beta)"
+			perf script -f -i "$data" --show-mmap-events 2>&1 | grep -v ' task-clock' | head -5 | sed 's/^/#   /'
+			rc=1
+			;;
+		esac
+	done
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	umount "$dir/x"
+	echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
+	return $rc
+}
+
 if grep -q '^mmap3 ' /proc/modules; then
 	echo "# mmap3 already loaded: skipping the test without the module"
 else
@@ -140,4 +199,5 @@ tap perf_mmap3_report with_module
 if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
 	tap perf_mmap3_replaced_by_rename check_replaced rename
+	tap perf_mmap3_synthesized_replaced synth_replaced
 fi
