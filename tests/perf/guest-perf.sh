@@ -188,10 +188,40 @@ synth_replaced() {
 	return $rc
 }
 
+# buildid_mmap WANT: perf record --buildid-mmap -v says it records WANT
+# (MMAP3, or MMAP2 with build-ids), and the file holds such records; with
+# the module, record.build-id=mmap3 in perfconfig records MMAP3 too.
+buildid_mmap() {
+	want=$1
+	data=/tmp/perf-buildid-mmap.data
+	export HOME=/tmp/home-buildid-mmap
+	rm -rf "$HOME"
+	mkdir -p "$HOME"
+	perf record --buildid-mmap -v -e task-clock -o "$data" -- /tests/perf/alpha 0.1 \
+		>/tmp/buildid-mmap.out 2>&1 || { sed 's/^/# /' /tmp/buildid-mmap.out; return 1; }
+	grep -- '--buildid-mmap: recording' /tmp/buildid-mmap.out | sed 's/^/# /'
+	line=$(perf script -i "$data" --show-mmap-events 2>/dev/null | grep 'r-xp /tests/perf/alpha$')
+	echo "# $line"
+	case $want in
+	MMAP3)
+		grep -q -- '--buildid-mmap: recording PERF_RECORD_MMAP3' /tmp/buildid-mmap.out &&
+			echo "$line" | grep -q "PERF_RECORD_MMAP3 .*<$(perf buildid-list -i /tests/perf/alpha)> FOUND\]" || return 1
+		perf config record.build-id=mmap3
+		perf record -e task-clock -o "$data" -- /tests/perf/alpha 0.1 >/dev/null 2>&1 &&
+			perf script -i "$data" --show-mmap-events 2>/dev/null | grep -q 'PERF_RECORD_MMAP3 .*r-xp /tests/perf/alpha$'
+		;;
+	MMAP2)
+		grep -q -- '--buildid-mmap: recording MMAP2 with build-ids, not PERF_RECORD_MMAP3 (the mmap3 module is not loaded)' /tmp/buildid-mmap.out &&
+			echo "$line" | grep -q "PERF_RECORD_MMAP2 .*<$(perf buildid-list -i /tests/perf/alpha)>\]"
+		;;
+	esac
+}
+
 if grep -q '^mmap3 ' /proc/modules; then
 	echo "# mmap3 already loaded: skipping the test without the module"
 else
 	tap perf_mmap3_no_module no_module
+	[ ! -x /tests/perf/alpha ] || tap perf_buildid_mmap_fallback buildid_mmap MMAP2
 	insmod /tests/mmap3.ko
 fi
 tap perf_record_mmap3_sh sh /tests/perf/tests/record_mmap3.sh
@@ -200,4 +230,5 @@ if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
 	tap perf_mmap3_replaced_by_rename check_replaced rename
 	tap perf_mmap3_synthesized_replaced synth_replaced
+	tap perf_buildid_mmap_mmap3 buildid_mmap MMAP3
 fi
