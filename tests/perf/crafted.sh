@@ -18,7 +18,11 @@
 #    mmap3-perf-data.py --mangle, and without attr.mmap3 (--no-attr):
 #    perf script, report (-D, --stats), buildid-list and inject must not
 #    crash nor make ASan report anything, and must say what they skipped
-#    or found wrong.
+#    or found wrong;
+#  - perf inject of the first file: -b and --buildid-all must put both
+#    build-ids in the header's table; --mmap2-buildid-all must write MMAP2
+#    records with them that upstream's perf (MMAP3_KERNEL=upstream
+#    scripts/perf.sh) reads and resolves.
 #
 # Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
 # record.
@@ -26,8 +30,10 @@
 
 "$MMAP3_ROOT/scripts/perf.sh"
 "$MMAP3_ROOT/scripts/perf.sh" --asan
+MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
 perf=$PERF_BUILD/perf
 asan=$PERF_ASAN_BUILD/perf
+old=$PERF_UPSTREAM_BUILD/perf
 conv=$MMAP3_ROOT/tests/perf/mmap3-perf-data.py
 
 tmp=$(mktemp -d /tmp/mmap3-crafted.XXXXXX)
@@ -91,20 +97,46 @@ check "the file has two MMAP3 records of $p, one inode, build-ids $bid_alpha and
 run report "$asan" report -i "$tmp/mmap3.data" --stdio --sort pid,sym -n
 check "perf report (ASan) exits 0, nothing reported" eval '[ "$(rc report)" = 0 ] && sane report'
 runs=$(sed -n 's/.*PERF_RECORD_COMM exec: p:\([0-9]*\)\/.*/\1/p' "$tmp/script.out" | tr '\n' ' ')
-shares=$(awk -v runs="$runs" 'BEGIN { split(runs, r, " ") }
+# "<alpha's run in alpha> <beta's run in beta>", percent, from
+# 'perf report --sort pid,sym -n'; the runs in exec order (COMM records).
+share_awk='BEGIN { split(runs, r, " ") }
 	$1 ~ /%$/ && $3 ~ /:p$/ {
 		split($3, a, ":"); pid = a[1]
 		n[pid] += $2; if ($5 == "alpha") al[pid] += $2; if ($5 == "beta") be[pid] += $2
 	} END {
 		if (!n[r[1]] || !n[r[2]]) { print "0 0"; exit }
 		printf "%.1f %.1f\n", 100 * al[r[1]] / n[r[1]], 100 * be[r[2]] / n[r[2]]
-	}' "$tmp/report.out")
+	}'
+shares=$(awk -v runs="$runs" "$share_awk" "$tmp/report.out")
 grep -v '^#' "$tmp/report.out" | grep '%' | head -4 | sed 's/^/# /'
 check "a DSO per build-id: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
 run buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-hits
 check "perf buildid-list --with-hits lists both build-ids for $p" \
 	eval 'grep -qx "$bid_alpha $p" "$tmp/buildids.out" && grep -qx "$bid_beta $p" "$tmp/buildids.out"'
+
+# 3. perf inject: -b and --buildid-all put the build-ids of the MMAP3
+# records in the header table (both binaries of $p); --mmap2-buildid-all
+# writes MMAP2 records that upstream's perf reads, each run in its function.
+for opt in -b --buildid-all; do
+	run "inject$opt" "$asan" inject "$opt" -i "$tmp/mmap3.data" -o "$tmp/inject$opt.data"
+	run "inject$opt-ids" "$perf" buildid-list -i "$tmp/inject$opt.data"
+	check "perf inject $opt: exit 0, the header's build-id table has both binaries of $p" \
+		eval '[ "$(rc inject$opt)" = 0 ] && sane inject$opt &&
+		      grep -qx "$bid_alpha $p" "$tmp/inject$opt-ids.out" &&
+		      grep -qx "$bid_beta $p" "$tmp/inject$opt-ids.out"'
+done
+run inject-mmap2 "$asan" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
+run old-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
+check "perf inject --mmap2-buildid-all: upstream's perf reads MMAP2 records with both build-ids, no unknown event" \
+	eval '[ "$(rc inject-mmap2)" = 0 ] && [ "$(rc old-script)" = 0 ] &&
+	      ! grep -q "unknown events" "$tmp/old-script.out" &&
+	      grep -q "PERF_RECORD_MMAP2 .*<$bid_alpha>\]: r-xp $p\$" "$tmp/old-script.out" &&
+	      grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>\]: r-xp $p\$" "$tmp/old-script.out"'
+run old-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort pid,sym -n
+shares=$(awk -v runs="$runs" "$share_awk" "$tmp/old-report.out")
+check "upstream's perf report of it: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
+	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
 
 # 2. Damaged records and a file without attr.mmap3.
 # tools NAME FILE: every reader on FILE; they must stay sane.
