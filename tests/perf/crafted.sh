@@ -19,6 +19,9 @@
 #    perf script, report (-D, --stats), buildid-list and inject must not
 #    crash nor make ASan report anything, and must say what they skipped
 #    or found wrong;
+#  - a record of that file with the status IO_ERROR or SKIPPED: perf
+#    report --stats must count the statuses, perf report must name the
+#    map in a warning;
 #  - perf inject of the first file: -b and --buildid-all must put both
 #    build-ids in the header's table; --mmap2-buildid-all must write MMAP2
 #    records with them that upstream's perf (MMAP3_KERNEL=upstream
@@ -170,6 +173,21 @@ for kind in short16 short96 nonul bidsize status nofound; do
 			grep -qE "PERF_RECORD_MMAP3 .*<> INVALID\]: r-xp $p\$" "$tmp/$kind-script.out"
 		;;
 	esac
+done
+# 4. Statuses: perf report --stats counts them; samples in a map whose
+# record says IO_ERROR or SKIPPED are named in a warning.
+for kind in ioerror skipped; do
+	status=$(echo "$kind" | tr a-z A-Z | sed 's/IOERROR/IO_ERROR/')
+	"$conv" --stat-ids --mangle "$kind" --mangle-file "/p" "$tmp/mmap2.data" "$tmp/$kind.data" >/dev/null
+	run "$kind-report" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym
+	check "$status: perf report names $p among the maps with samples and no build-id" \
+		eval 'sane $kind-report && grep -q "whose PERF_RECORD_MMAP3 has no build-id" "$tmp/$kind-report.out" &&
+		      grep -qx "  $p ($status)" "$tmp/$kind-report.out"'
+	run "$kind-stats" "$asan" report -i "$tmp/$kind.data" --stats
+	grep -A4 'MMAP3 events' "$tmp/$kind-stats.out" | sed 's/^/# /'
+	check "$status: perf report --stats counts 1 MMAP3 record $status, the others FOUND or NO_FILE" \
+		eval 'grep -qE "^ +$status +1  \(" "$tmp/$kind-stats.out" &&
+		      grep -qE "^ +FOUND +[0-9]+  \(" "$tmp/$kind-stats.out"'
 done
 "$conv" --stat-ids --no-attr "$tmp/mmap2.data" "$tmp/noattr.data" >/dev/null
 check "no attr.mmap3: no crash, no ASan report" tools noattr "$tmp/noattr.data"

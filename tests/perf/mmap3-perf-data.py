@@ -25,7 +25,8 @@ file whose type 23 records a reader must not take for MMAP3 ones.
 (header.size 96: the fixed fields, no file name), nonul (the file name and
 what follows filled up to header.size with 'A', no NUL), bidsize
 (build_id_size 255), status (build_id_status 200), nofound (FOUND with
-build_id_size 0).
+build_id_size 0); ioerror and skipped are well-formed records with the
+status IO_ERROR or SKIPPED and no build-id.
 
 Only the data section changes size: the feature sections that follow it
 are moved and their offsets in the header adjusted. Files in pipe mode,
@@ -161,7 +162,8 @@ def mmap2_to_mmap3(rec, stat_ids=False):
     return out + name + tail, filename, status, bid
 
 
-MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound")
+MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound",
+                "ioerror", "skipped")
 
 
 def mangle(rec, kind):
@@ -179,6 +181,9 @@ def mangle(rec, kind):
         rec[73] = 200
     elif kind == "nofound":
         rec[72], rec[73] = 0, FOUND
+    elif kind in ("ioerror", "skipped"):
+        rec[72], rec[73] = 0, IO_ERROR if kind == "ioerror" else SKIPPED
+        rec[76:96] = bytes(20)
     struct.pack_into("<H", rec, 6, len(rec))
     return bytes(rec)
 
