@@ -23,7 +23,8 @@ cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
-# beta), runas (tests/perf/runas.c), and upstream's perf when it was built (MMAP3_KERNEL=upstream
+# beta), runas (tests/perf/runas.c), the session of issue 16
+# (tests/perf/replaced.sh), and upstream's perf when it was built (MMAP3_KERNEL=upstream
 # scripts/perf.sh), which uses the same libraries.
 if [ -x "$PERF_BUILD/guest/perf" ]; then
 	cp -a "$PERF_BUILD/guest" "$guest/perf"
@@ -32,6 +33,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
 	done
 	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
+	cp "$MMAP3_ROOT/tests/perf/replaced.sh" "$guest/perf/"
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
