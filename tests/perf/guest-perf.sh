@@ -73,7 +73,9 @@ check_replaced() {
 		rp=$1
 		shift
 		set -- $(replaced "$rp" "$*" "$how") "$@"
-		echo "# $how, $rp record ${5:-(plain)}: alpha's run ${1}% (${3}%), beta's run ${2}% (${4}%)"
+		tag=$how-$rp$(echo "$5" | tr -d ' -')	# as replaced() names its files
+		echo "# $how, $rp record ${5:-(plain)}: alpha's run ${1}% (${3}%), beta's run ${2}% (${4}%)," \
+			"build-ids of /tmp/p: $(cut -c1-8 "/tmp/buildids-$tag.out" 2>/dev/null | tr '\n' ' ')"
 		[ "$rp $5" != "perf --mmap3" ] || mmap3_alpha=$1 mmap3_beta=$2
 	done
 	grep -v '^#' "/tmp/report-$how-perfmmap3.out" | grep '%' | head -4 | sed 's/^/#   --mmap3: /'
