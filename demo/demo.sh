@@ -58,3 +58,57 @@ got2=$(perf buildid-list -i /tmp/buildid-mmap.data --with-hits 2>/dev/null | awk
 printf '%-24s %-42s %-42s %s\n' "$bin" "$want" "${got3:--}" "${got2:--}"
 [ "$got3" = "$want" ]
 echo "mmap3-test: end perf rc=$?"
+
+# perf: the session of issue 16. Two programs built from one source, alpha
+# and beta (same layout, different build-ids), run one after the other
+# from /tmp/p, which is rewritten in place or replaced by rename between
+# the runs; recorded with perf record (plain), upstream's perf record
+# --buildid-mmap (MMAP2 with build-ids) and perf record --mmap3. Where
+# does perf report put each run's samples, and which build-ids does perf
+# buildid-list give for /tmp/p?
+[ -x perf/alpha ] || exit 0
+. /tests/perf/replaced.sh
+# run_share PCT_OWN PCT_OTHER OWN OTHER: "98% alpha", "96% beta (wrong)"...
+run_share() {
+	awk -v a="$1" -v b="$2" -v own="$3" -v other="$4" 'BEGIN {
+		if (a == "-") { print "no data"; exit }
+		if (a >= 50) printf "%.0f%% %s\n", a, own
+		else if (b >= 50) printf "%.0f%% %s (wrong)\n", b, other
+		else printf "%.0f%% unresolved\n", 100 - a - b
+	}'
+}
+echo "mmap3-test: begin perf-replaced"
+echo "\$ perf record MODE -e task-clock -- sh -c 'cat alpha > /tmp/p; /tmp/p; cat beta > /tmp/p; /tmp/p'"
+echo "  (by rename: cat beta > /tmp/q; mv /tmp/q /tmp/p)"
+echo "alpha $(perf buildid-list -i perf/alpha), beta $(perf buildid-list -i perf/beta)"
+echo
+printf '%-9s %-30s %-22s %-22s %s\n' "/tmp/p" "perf record" "alpha's run" "beta's run" "build-ids of /tmp/p"
+ok=1
+for how in inplace rename; do
+	for m in "perf" "perf-upstream --buildid-mmap" "perf --mmap3"; do
+		# shellcheck disable=SC2086 # the perf and its option
+		set -- $m
+		rp=$1
+		shift
+		mode="$*"
+		[ -x "perf/$rp" ] || continue
+		# shellcheck disable=SC2046 # four numbers
+		set -- $(replaced "/tests/perf/$rp" "$mode" "$how")
+		tag=$how-$rp$(echo "$mode" | tr -d ' -')
+		ids=$(sed 's/^\(......\).*/\1../' "/tmp/buildids-$tag.out" 2>/dev/null | tr '\n' ' ')
+		case $ids in
+		*"$(perf buildid-list -i perf/alpha | cut -c1-6)"*"$(perf buildid-list -i perf/beta | cut -c1-6)"* | \
+		*"$(perf buildid-list -i perf/beta | cut -c1-6)"*"$(perf buildid-list -i perf/alpha | cut -c1-6)"*) ids="both: $ids" ;;
+		esac
+		printf '%-9s %-30s %-22s %-22s %s\n' "$how" "$rp ${mode:-(plain)}" \
+			"$(run_share "$1" "$3" alpha beta)" "$(run_share "$2" "$4" beta alpha)" "${ids:--}"
+		if [ "$rp $mode" = "perf --mmap3" ]; then
+			awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= 90 && b >= 90) }' || ok=0
+		fi
+	done
+done
+echo
+echo "perf report --sort pid,sym of perf record --mmap3, rewritten in place:"
+grep -v '^#' /tmp/report-inplace-perfmmap3.out | grep '%' | head -4
+[ "$ok" = 1 ]
+echo "mmap3-test: end perf-replaced rc=$?"

@@ -7,7 +7,11 @@
 #   2. git am of patches/, then patches/perf/, onto a clean worktree of
 #      mmap3-base, building the kernel (same config as the test kernel,
 #      LLVM=1) after each kernel patch and perf after each perf patch.
-# The build directory is kept in the cache, so a second run is incremental.
+# The worktree and the build directory are this checkout's
+# ($MMAP3_WORK/check-patches); the build directory is kept, so a second run
+# is incremental. scripts/kernel.sh is run for the tree, the base tag and the
+# config; it applies the kernel series only (perf is built by
+# scripts/perf.sh from a worktree of its own).
 . "$(dirname "$0")/lib.sh"
 
 "$MMAP3_ROOT/scripts/kernel.sh"	# the tree, the base tag and the config
@@ -31,8 +35,8 @@ mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 patches=("${kpatches[@]}" "${ppatches[@]}")
 
-wt=$MMAP3_CACHE/check-patches/src
-obj=$MMAP3_CACHE/check-patches/build
+wt=$MMAP3_WORK/check-patches/src
+obj=$MMAP3_WORK/check-patches/build
 git -C "$KSRC" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
 git -C "$KSRC" worktree prune
 mkdir -p "$(dirname "$wt")" "$obj/perf"

@@ -39,9 +39,19 @@ if [ "$script" = kselftest.sh ]; then
 	"$MMAP3_ROOT/scripts/kselftest-install.sh" "$guest/kselftest"
 fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
-if [ -x "$MMAP3_CACHE/perf-build/guest/perf" ]; then
-	cp -a "$MMAP3_CACHE/perf-build/guest" "$guest/perf"
+# With it: two programs of one source whose function names differ (alpha,
+# beta), runas (tests/perf/runas.c), the session of issue 16
+# (tests/perf/replaced.sh), and upstream's perf when it was built (MMAP3_KERNEL=upstream
+# scripts/perf.sh), which uses the same libraries.
+if [ -x "$PERF_BUILD/guest/perf" ]; then
+	cp -a "$PERF_BUILD/guest" "$guest/perf"
 	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
+	for fn in alpha beta; do
+		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
+	done
+	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
+	cp "$MMAP3_ROOT/tests/perf/replaced.sh" "$guest/perf/"
+	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
 dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL

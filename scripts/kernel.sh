@@ -4,8 +4,10 @@
 # the variant, see scripts/lib.sh):
 #   1. unpack Debian's linux-source-6.12 into $KSRC and make it a git
 #      repository whose first commit is tagged mmap3-base;
-#   2. apply patches/*.patch, then patches/perf/*.patch (the perf tool
-#      series), with git am on branch mmap3;
+#   2. apply patches/*.patch (the kernel series) with git am on branch
+#      mmap3; the perf series (patches/perf/) is not applied here, so that
+#      changing it does not rebuild the kernel: scripts/perf.sh builds perf
+#      in a worktree of its own;
 #   3. configure O=$KOBJ from tinyconfig + the variant's fragments, LLVM=1;
 #   4. build bzImage and modules.
 # Each step is skipped when its inputs have not changed (the stamp files hold
@@ -36,7 +38,7 @@ fi
 
 # 2. Apply the series.
 shopt -s nullglob
-mapfile -t patches < <(image_series "$MMAP3_ROOT/patches"; series "$MMAP3_ROOT/patches/perf")
+mapfile -t patches < <(image_series "$MMAP3_ROOT/patches")
 phash=$(hash_of "${patches[@]}" /dev/null)
 if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
 	log "applying ${#patches[@]} patches from patches/ to mmap3-base"

@@ -40,6 +40,16 @@ esac
 # checkout, so that two checkouts can test side by side on one kernel.
 MMAP3_WORK=$MMAP3_CACHE/work/$(printf '%s' "$MMAP3_ROOT" | sha256sum | cut -c1-8)
 
+# perf (scripts/perf.sh), per checkout like the module: its source tree, a
+# worktree of $KSRC at mmap3-base with this checkout's kernel series and perf
+# series as commits, and the builds from it (the patched perf; with
+# --asan, the same built with AddressSanitizer for the host tests) and of
+# upstream's perf from $UPSTREAM_SRC (MMAP3_KERNEL=upstream).
+PERF_SRC=$MMAP3_WORK/linux-perf
+PERF_BUILD=$MMAP3_WORK/perf-build
+PERF_ASAN_BUILD=$MMAP3_WORK/perf-asan
+PERF_UPSTREAM_BUILD=$MMAP3_WORK/perf-upstream
+
 # perf without the optional libraries (python, perl, libtraceevent, libbpf,
 # libunwind, libdw, slang, libLLVM, ...): libelf and zlib only.
 PERF_MAKE_FLAGS=(

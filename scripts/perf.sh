@@ -1,17 +1,35 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build perf (tools/perf) into the cache:
-#   $MMAP3_CACHE/perf-build/perf     perf with the MMAP3 series, from $KSRC
-#                                    (patches/*.patch, then patches/perf/*.patch,
-#                                    applied by scripts/kernel.sh);
-#   $MMAP3_CACHE/perf-build/guest/   a copy to put in the guest: perf, lib/ with
-#                                    the shared libraries it needs besides
-#                                    libc and the loader (perf finds them
-#                                    through its RUNPATH, $ORIGIN/lib), and
-#                                    tests/ with the perf test scripts of MMAP3.
-# With MMAP3_KERNEL=upstream: perf without any series, from a worktree of
-# mmap3-base ($MMAP3_CACHE/linux-upstream, as scripts/kernel.sh makes it),
-# into $MMAP3_CACHE/perf-upstream: what a user's older perf does.
+# Build perf (tools/perf) for this checkout:
+#   $PERF_SRC ($MMAP3_WORK/linux-perf)   the source: a worktree of $KSRC at
+#                                        mmap3-base plus this checkout's
+#                                        patches/*.patch (the kernel series,
+#                                        which also updates tools/include)
+#                                        and patches/perf/*.patch, one
+#                                        commit per patch;
+#   $PERF_BUILD/perf                     perf built from it;
+#   $PERF_BUILD/guest/                   a copy to put in the guest: perf,
+#                                        lib/ with the shared libraries it
+#                                        needs besides libc and the loader
+#                                        (perf finds them through its
+#                                        RUNPATH, $ORIGIN/lib), readelf (for
+#                                        the perf test) and its libraries,
+#                                        and tests/ with the perf test
+#                                        scripts of MMAP3.
+#   scripts/perf.sh --asan               the same perf built with
+#                                        AddressSanitizer, into
+#                                        $PERF_ASAN_BUILD (host tests only).
+# With MMAP3_KERNEL=upstream: perf without any series, from the worktree of
+# mmap3-base ($MMAP3_CACHE/linux-upstream), into $PERF_UPSTREAM_BUILD: what
+# a user's older perf does.
+#
+# The shared tree $KSRC and the kernel build do not depend on the perf
+# series: scripts/kernel.sh applies only patches/*.patch there, and a change
+# of a perf patch rebuilds perf only. The commits of $PERF_SRC are made with
+# git apply --cached on a scratch index, with fixed dates, so that the same
+# patches give the same commits, and checking out new ones touches only
+# the files that differ from the last build: make rebuilds what they touch.
+# Do not edit $PERF_SRC: it is checked out again whenever the inputs change.
 #
 # Only libelf (build-ids, symbols) and zlib, which libelf needs anyway, are
 # linked in; everything optional (python, perl, libtraceevent, libbpf,
@@ -20,18 +38,27 @@
 # this script) have not changed since the last build.
 . "$(dirname "$0")/lib.sh"
 
-shopt -s nullglob
+asan=0
+case "${1:-}" in
+--asan) asan=1 ;;
+"") ;;
+*) die "usage: scripts/perf.sh [--asan]" ;;
+esac
+
+mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
+mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 case "$MMAP3_KERNEL" in
 upstream)
+	[ "$asan" = 0 ] || die "--asan builds the patched perf only"
 	src=$UPSTREAM_SRC
-	out=$MMAP3_CACHE/perf-upstream
+	out=$PERF_UPSTREAM_BUILD
 	inputs=("$0" "$MMAP3_ROOT/scripts/lib.sh")
 	;;
 *)
-	src=$KSRC
-	out=$MMAP3_CACHE/perf-build
-	inputs=("$MMAP3_ROOT"/patches/*.patch "$MMAP3_ROOT"/patches/perf/*.patch "$0"
-		"$MMAP3_ROOT/scripts/lib.sh")
+	src=$PERF_SRC
+	out=$PERF_BUILD
+	[ "$asan" = 0 ] || out=$PERF_ASAN_BUILD
+	inputs=("${kpatches[@]}" "${ppatches[@]}" "$0" "$MMAP3_ROOT/scripts/lib.sh")
 	;;
 esac
 key=$(hash_of "${inputs[@]}")
@@ -41,47 +68,102 @@ if [ "$(cat "$out/.mmap3-key" 2>/dev/null)" = "$key" ] && [ -x "$out/perf" ]; th
 fi
 
 "$MMAP3_ROOT/scripts/deps.sh"
+git -C "$KSRC" rev-parse -q --verify mmap3-base >/dev/null ||
+	die "no kernel repository at $KSRC: run scripts/kernel.sh"
+
+# perf_commit: the commit of mmap3-base + the kernel series + the perf
+# series, made without a worktree (a scratch index), printed.
+perf_commit() {
+	local idx head p tree
+	idx=$(mktemp "$MMAP3_WORK/perf-index.XXXXXX")
+	head=$(git -C "$KSRC" rev-parse mmap3-base)
+	GIT_INDEX_FILE=$idx git -C "$KSRC" read-tree "$head"
+	for p in "${kpatches[@]}" "${ppatches[@]}"; do
+		GIT_INDEX_FILE=$idx git -C "$KSRC" apply --cached --whitespace=nowarn "$p" ||
+			{ rm -f "$idx"; die "${p#"$MMAP3_ROOT"/} does not apply (onto mmap3-base and the patches before it)"; }
+		tree=$(GIT_INDEX_FILE=$idx git -C "$KSRC" write-tree)
+		head=$(GIT_AUTHOR_NAME=mmap3 GIT_AUTHOR_EMAIL=mmap3@localhost \
+			GIT_COMMITTER_NAME=mmap3 GIT_COMMITTER_EMAIL=mmap3@localhost \
+			GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000' \
+			git -C "$KSRC" commit-tree "$tree" -p "$head" -m "${p##*/}")
+	done
+	rm -f "$idx"
+	echo "$head"
+}
 
 if [ "$MMAP3_KERNEL" = upstream ]; then
 	upstream_worktree
 else
-	[ -f "$src/tools/perf/Makefile.perf" ] || die "no kernel tree at $src: run scripts/kernel.sh"
+	mkdir -p "$MMAP3_WORK"
+	commit=$(perf_commit)
+	if [ "$(git -C "$PERF_SRC" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != \
+	     "$(git -C "$KSRC" rev-parse --path-format=absolute --git-common-dir)" ]; then
+		log "making the perf tree $PERF_SRC (a worktree of $KSRC)"
+		rm -rf "$PERF_SRC"
+		git -C "$KSRC" worktree prune
+		git -C "$KSRC" worktree add -q --detach "$PERF_SRC" "$commit"
+	elif [ "$(git -C "$PERF_SRC" rev-parse HEAD)" != "$commit" ] ||
+	     [ -n "$(git -C "$PERF_SRC" status --porcelain --untracked-files=no)" ]; then
+		log "checking out the perf tree $PERF_SRC: mmap3-base + ${#kpatches[@]} kernel + ${#ppatches[@]} perf patches"
+		git -C "$PERF_SRC" checkout -q -f --detach "$commit"
+	fi
 	grep -q 'struct perf_record_mmap3 {' "$src/tools/lib/perf/include/perf/event.h" ||
-		die "$src has no perf MMAP3 series: scripts/kernel.sh must apply patches/perf/*.patch"
+		die "$src has no perf MMAP3 series (patches/perf/ is empty?)"
 fi
 
 mkdir -p "$out"
 # Relink in any case: make does not notice a change of LDFLAGS alone.
 rm -f "$out/perf"
-log "building perf from $src into $out (-j$JOBS, about a minute the first time)"
-start=$SECONDS
 # RUNPATH $ORIGIN/lib: the guest copy finds its libraries next to it. The
 # \$$ gets through make and the shell as a literal $.
-if ! LDFLAGS='-Wl,-rpath,\$$ORIGIN/lib' \
-	make -C "$src/tools/perf" O="$out" "${PERF_MAKE_FLAGS[@]}" -j"$JOBS" \
-	>"$out/build.log" 2>&1; then
+ldflags='-Wl,-rpath,\$$ORIGIN/lib'
+extra=()
+if [ "$asan" = 1 ]; then
+	# perf links with $(CC) $(CFLAGS) $(LDFLAGS): the flag reaches both.
+	extra=(EXTRA_CFLAGS='-fsanitize=address -fno-omit-frame-pointer -g')
+	ldflags+=' -fsanitize=address'
+fi
+log "building perf$([ "$asan" = 0 ] || echo ' with ASan') from $src into $out (-j$JOBS, a few minutes the first time)"
+start=$SECONDS
+if ! LDFLAGS=$ldflags make -C "$src/tools/perf" O="$out" "${PERF_MAKE_FLAGS[@]}" \
+	"${extra[@]}" -j"$JOBS" >"$out/build.log" 2>&1; then
 	grep -E 'error|Error' "$out/build.log" | head -20 >&2 || true
 	die "the perf build failed (log: $out/build.log)"
 fi
 [ -x "$out/perf" ] || die "no perf binary after the build (log: $out/build.log)"
 log "built perf in $((SECONDS - start)) s: $("$out/perf" --version)"
 
-# The guest copy: perf and the libraries it links to, except libc and the
-# loader, which the guest has.
-guest=$out/guest
-rm -rf "$guest"
-mkdir -p "$guest/lib" "$guest/tests"
-cp "$out/perf" "$guest/perf"
-libs=()
-while read -r lib; do
-	case "$lib" in
-	*/libc.so.*|*/ld-linux*) ;;
-	/*) cp -L "$lib" "$guest/lib/" && libs+=("${lib##*/}") ;;
-	esac
-done < <(ldd "$out/perf" | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }')
-for t in record_mmap3.sh; do
-	t=$src/tools/perf/tests/shell/$t
-	[ ! -f "$t" ] || cp "$t" "$guest/tests/"
-done
-log "guest copy in $guest: perf, lib/ (${libs[*]}), tests/ ($(ls "$guest/tests" | tr '\n' ' '))"
+if [ "$asan" = 0 ]; then
+	# The guest copy: perf and the libraries it links to, except libc and
+	# the loader, which the guest has.
+	guest=$out/guest
+	rm -rf "$guest"
+	mkdir -p "$guest/lib" "$guest/tests"
+	cp "$out/perf" "$guest/perf"
+	libs=()
+	while read -r lib; do
+		case "$lib" in
+		*/libc.so.*|*/ld-linux*) ;;
+		/*) cp -L "$lib" "$guest/lib/" && libs+=("${lib##*/}") ;;
+		esac
+	done < <(ldd "$out/perf" | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }')
+	for t in record_mmap3.sh; do
+		t=$src/tools/perf/tests/shell/$t
+		[ ! -f "$t" ] || cp "$t" "$guest/tests/"
+	done
+	# readelf, which the perf test compares build-ids with, and its
+	# libraries, behind a wrapper that points the loader at them.
+	cp /usr/bin/readelf "$guest/lib/readelf"
+	while read -r lib; do
+		case "$lib" in
+		*/libc.so.*|*/ld-linux*) ;;
+		/*) [ -f "$guest/lib/${lib##*/}" ] || cp -L "$lib" "$guest/lib/" ;;
+		esac
+	done < <(ldd /usr/bin/readelf | awk '$2 == "=>" { print $3 }')
+	printf '%s\n' '#!/bin/sh' \
+		'lib=$(dirname "$0")/lib' \
+		'LD_LIBRARY_PATH=$lib exec "$lib/readelf" "$@"' >"$guest/readelf"
+	chmod 755 "$guest/readelf"
+	log "guest copy in $guest: perf, readelf, lib/ (${libs[*]} and readelf's), tests/ ($(ls "$guest/tests" | tr '\n' ' '))"
+fi
 echo "$key" >"$out/.mmap3-key"

@@ -5,8 +5,10 @@
 #   2. checkpatch.pl --strict on both series (scripts/checkpatch.sh), the
 #      module with CLIPPY=1, rustfmt (scripts/module.sh),
 #   3. the module built and installed by dkms (scripts/dkms-test.sh),
-#      perf with the MMAP3 series (scripts/perf.sh), and how an unpatched
-#      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host),
+#      perf with the MMAP3 series (scripts/perf.sh), how an unpatched
+#      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host), and
+#      crafted MMAP3 records read by the patched perf built with ASan
+#      (tests/perf/crafted.sh, on the host),
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
@@ -30,23 +32,32 @@ step module.sh
 step dkms-test.sh
 step perf.sh
 
-# An unpatched perf on a perf.data with MMAP3 records (host, TAP).
-log "host: how an unpatched perf reads MMAP3 (tests/perf/old-perf.sh)"
-set +e
-out=$("$MMAP3_ROOT/tests/perf/old-perf.sh" 2>&1)
-rc=$?
-set -e
-printf '%s\n' "$out" | grep -E '^not ok|# SKIP' >&2 || true
-read -r p f s < <(printf '%s\n' "$out" | awk '
-	/^not ok/ { f++; next } /^ok .*# SKIP/ { s++; next } /^ok/ { p++ }
-	END { print p + 0, f + 0, s + 0 }')
-plan=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9]*\).*/\1/p')
-if [ "$plan" != $((p + f + s)) ] || [ "$plan" = 0 ]; then
-	log "tests/perf/old-perf.sh planned ${plan:-no} tests and ran $((p + f + s))"
-	f=$((f + 1))
-fi
-[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
-count "$p" "$f" "$s"
+# host_tap SCRIPT WHAT: a host test that prints TAP ("1..N" and N results)
+# and exits 0 or 1; a plan not run to its end, or a skip of the whole
+# script, fails.
+host_tap() {
+	local out rc p f s plan
+	log "host: $2 (tests/perf/$1)"
+	set +e
+	out=$("$MMAP3_ROOT/tests/perf/$1" 2>&1)
+	rc=$?
+	set -e
+	printf '%s\n' "$out" | grep -E '^not ok|# SKIP' >&2 || true
+	read -r p f s < <(printf '%s\n' "$out" | awk '
+		/^not ok/ { f++; next } /^ok .*# SKIP/ { s++; next } /^ok/ { p++ }
+		END { print p + 0, f + 0, s + 0 }')
+	plan=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9]*\).*/\1/p')
+	if [ "$plan" != $((p + f + s)) ] || [ "$plan" = 0 ]; then
+		log "tests/perf/$1 planned ${plan:-no} tests and ran $((p + f + s))"
+		f=$((f + 1))
+	fi
+	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+	count "$p" "$f" "$s"
+}
+# An unpatched perf on a perf.data with MMAP3 records; crafted and damaged
+# MMAP3 records read by the patched perf under ASan.
+host_tap old-perf.sh "how an unpatched perf reads MMAP3"
+host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

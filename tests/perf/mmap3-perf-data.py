@@ -2,15 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the PERF_RECORD_MMAP2 records of a perf.data file into MMAP3 ones.
 
-    tests/perf/mmap3-perf-data.py [--keep-mmap2] IN OUT
+    tests/perf/mmap3-perf-data.py [--keep-mmap2] [--stat-ids] [--no-attr]
+                                  [--mangle KIND [--mangle-file PATH]] IN OUT
 
 Without the kernel module nothing writes PERF_RECORD_MMAP3 (type 23) into
 a perf.data file, so this makes one for testing the perf tools: each MMAP2
 record of IN becomes the MMAP3 record that the mmap3 module would have
 written for the same mapping (same fields, same sample_id), with the
 build-id and the status read from the file the record names, or taken from
-the record when it was written with --buildid-mmap. With --keep-mmap2 the
-MMAP2 record is kept, followed by the MMAP3 one.
+the record when it was written with --buildid-mmap (then the device and inode
+numbers, which such a record does not have, are zero, or with --stat-ids
+those of the file now). With --keep-mmap2 the MMAP2 record is kept,
+followed by the MMAP3 one.
+
+The attributes that asked for MMAP/MMAP2 records (attr.mmap or attr.mmap2)
+are changed as perf record --mmap3 sets them: attr.mmap3 (bit 40) instead
+of attr.mmap, attr.mmap2 and attr.build_id; --no-attr leaves them, for a
+file whose type 23 records a reader must not take for MMAP3 ones.
+
+--mangle KIND damages the first MMAP3 record (of the file PATH, with
+--mangle-file) for robustness tests: short16 (header.size 16), short96
+(header.size 96: the fixed fields, no file name), nonul (the file name and
+what follows filled up to header.size with 'A', no NUL), bidsize
+(build_id_size 255), status (build_id_status 200), nofound (FOUND with
+build_id_size 0); ioerror and skipped are well-formed records with the
+status IO_ERROR or SKIPPED and no build-id.
 
 Only the data section changes size: the feature sections that follow it
 are moved and their offsets in the header adjusted. Files in pipe mode,
@@ -35,6 +51,8 @@ STATUS_NAMES = {FOUND: "FOUND", NO_FILE: "NO_FILE", NOT_ELF: "NOT_ELF",
                 IO_ERROR: "IO_ERROR", SKIPPED: "SKIPPED"}
 
 HEADER = struct.Struct("<8sQQ QQ QQ QQ 32s")  # struct perf_file_header
+ATTR_FLAGS_OFFSET = 40  # the u64 of bit fields in struct perf_event_attr
+ATTR_MMAP, ATTR_MMAP2, ATTR_BUILD_ID, ATTR_MMAP3 = 1 << 8, 1 << 23, 1 << 34, 1 << 40
 MMAP2_FIXED = struct.Struct("<IHH II QQQ IIQQ II")  # 72 bytes
 MMAP3_FIXED = struct.Struct("<IHH II QQQ IIQQ II BBH20s")  # 96 bytes
 assert MMAP2_FIXED.size == 72 and MMAP3_FIXED.size == 96
@@ -116,7 +134,7 @@ def build_id_of(filename, cache={}):
     return cache[filename]
 
 
-def mmap2_to_mmap3(rec):
+def mmap2_to_mmap3(rec, stat_ids=False):
     (typ, misc, size, pid, tid, start, length, pgoff,
      maj, mnr, ino, ino_gen, prot, flags) = MMAP2_FIXED.unpack_from(rec)
     end = rec.index(b"\0", 72)
@@ -128,6 +146,12 @@ def mmap2_to_mmap3(rec):
         bid_size = rec[40]
         status, bid = FOUND, rec[44:44 + bid_size]
         maj = mnr = ino = ino_gen = 0
+        if stat_ids:
+            try:
+                st = os.stat(filename)
+                maj, mnr, ino = os.major(st.st_dev), os.minor(st.st_dev), st.st_ino
+            except OSError:
+                pass
         misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID
     else:
         status, bid = build_id_of(filename)
@@ -138,10 +162,44 @@ def mmap2_to_mmap3(rec):
     return out + name + tail, filename, status, bid
 
 
+MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound",
+                "ioerror", "skipped")
+
+
+def mangle(rec, kind):
+    """The MMAP3 record rec, damaged as KIND says."""
+    rec = bytearray(rec)
+    if kind == "short16":
+        rec = rec[:16]
+    elif kind == "short96":
+        rec = rec[:96]
+    elif kind == "nonul":
+        rec[96:] = b"A" * (len(rec) - 96)
+    elif kind == "bidsize":
+        rec[72] = 255
+    elif kind == "status":
+        rec[73] = 200
+    elif kind == "nofound":
+        rec[72], rec[73] = 0, FOUND
+    elif kind in ("ioerror", "skipped"):
+        rec[72], rec[73] = 0, IO_ERROR if kind == "ioerror" else SKIPPED
+        rec[76:96] = bytes(20)
+    struct.pack_into("<H", rec, 6, len(rec))
+    return bytes(rec)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep-mmap2", action="store_true",
                     help="keep each MMAP2 record before its MMAP3 copy")
+    ap.add_argument("--stat-ids", action="store_true",
+                    help="device and inode numbers from stat() for --buildid-mmap records")
+    ap.add_argument("--no-attr", action="store_true",
+                    help="leave the attributes as they are (no attr.mmap3)")
+    ap.add_argument("--mangle", choices=MANGLE_KINDS,
+                    help="damage the first MMAP3 record (robustness tests)")
+    ap.add_argument("--mangle-file", default="",
+                    help="damage the first MMAP3 record of this file instead")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("input")
     ap.add_argument("output")
@@ -167,8 +225,11 @@ def main():
         if typ == PERF_RECORD_MMAP2:
             if args.keep_mmap2:
                 out += rec
-            rec, filename, status, bid = mmap2_to_mmap3(rec)
+            rec, filename, status, bid = mmap2_to_mmap3(rec, args.stat_ids)
             converted += 1
+            if args.mangle and filename.endswith(args.mangle_file):
+                rec = mangle(rec, args.mangle)
+                args.mangle = None
             if args.verbose:
                 print(f"MMAP3 {STATUS_NAMES[status]:12} {bid.hex() or '-':40} {filename}")
         out += rec
@@ -185,6 +246,13 @@ def main():
             off += delta
         struct.pack_into("<QQ", rest, i * 16, off, size)
     head = bytearray(buf[:data_off])
+    if not args.no_attr:
+        # struct perf_file_attr: the attr, then a perf_file_section of ids.
+        for off in range(attrs_off, attrs_off + attrs_size, attr_size):
+            flags, = struct.unpack_from("<Q", head, off + ATTR_FLAGS_OFFSET)
+            if flags & (ATTR_MMAP | ATTR_MMAP2):
+                flags &= ~(ATTR_MMAP | ATTR_MMAP2 | ATTR_BUILD_ID)
+                struct.pack_into("<Q", head, off + ATTR_FLAGS_OFFSET, flags | ATTR_MMAP3)
     struct.pack_into("<QQ", head, 40, data_off, len(out))  # header.data
     if et_size and et_off >= data_off + data_size:
         struct.pack_into("<Q", head, 56, et_off + delta)  # header.event_types

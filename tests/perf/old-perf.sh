@@ -9,15 +9,16 @@
 # Builds both perfs (scripts/perf.sh, cached), records 'perf test -w noploop'
 # with the patched perf (a plain record: the host kernel has no MMAP3), turns
 # its MMAP2 records into MMAP3 ones (tests/perf/mmap3-perf-data.py), runs
-# both perfs on the result, and checks that 'perf inject -B' of the patched
-# perf makes a file the unpatched one reads. Prints TAP; exits 1 when a
-# check fails, 4 (skip) when this host cannot record.
+# both perfs on the result, and checks that 'perf inject -B' and
+# 'perf inject --mmap2-buildid-all' of the patched perf make files the
+# unpatched one reads. Prints TAP; exits 1 when a check fails, 4 (skip)
+# when this host cannot record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 "$MMAP3_ROOT/scripts/perf.sh"
 MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
-new=$(readlink -f "$MMAP3_CACHE/perf-build/perf")
-old=$(readlink -f "$MMAP3_CACHE/perf-upstream/perf")
+new=$(readlink -f "$PERF_BUILD/perf")
+old=$(readlink -f "$PERF_UPSTREAM_BUILD/perf")
 
 tmp=$(mktemp -d /tmp/mmap3-old-perf.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -99,6 +100,18 @@ check "patched perf inject -B writes a file without MMAP3 records" \
 run old-legacy "$old" report -i "$tmp/legacy.data" --stdio --sort sym
 check "unpatched perf report reads it: noploop is the top symbol" \
 	eval '[ "$(rc old-legacy)" = 0 ] && grep -v "^#" "$tmp/old-legacy.out" | grep -m1 "%" | grep -q noploop'
+
+# --mmap2-buildid-all: every map record as MMAP2 with its build-id, which
+# its help promises and an older perf reads.
+run new-inject-all "$new" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
+run old-all-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
+check "patched perf inject --mmap2-buildid-all: the unpatched perf reads it, no unknown event, perf's MMAP2 with its build-id" \
+	eval '[ "$(rc new-inject-all)" = 0 ] && [ "$(rc old-all-script)" = 0 ] &&
+	      ! grep -q "unknown events" "$tmp/old-all-script.out" &&
+	      grep -qE "PERF_RECORD_MMAP2 .*<$bid>\]: r-xp $new\$" "$tmp/old-all-script.out"'
+run old-all-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort sym
+check "unpatched perf report of it: noploop is the top symbol" \
+	eval '[ "$(rc old-all-report)" = 0 ] && grep -v "^#" "$tmp/old-all-report.out" | grep -m1 "%" | grep -q noploop'
 
 echo "1..$n"
 [ "$failed" = 0 ]

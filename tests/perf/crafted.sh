@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# perf.data files with PERF_RECORD_MMAP3 records made on the host, read by
+# the patched perf built with AddressSanitizer (scripts/perf.sh --asan):
+#
+#   tests/perf/crafted.sh
+#
+#  - the session of issue 16 on the host: two programs of one source
+#    (tests/perf/spin.c: alpha, beta; same layout, different build-ids)
+#    run one after the other from one path, rewritten in place in
+#    between, recorded with --buildid-mmap (the host kernel puts the
+#    build-ids in MMAP2 records) and turned into MMAP3 records with the
+#    file's device and inode numbers (mmap3-perf-data.py --stat-ids): two
+#    MMAP3 records for one path and inode with different build-ids, and
+#    perf report must put each run's samples in its own function (a DSO
+#    per build-id), with both binaries in a private build-id cache;
+#  - the same file with one MMAP3 record damaged in each way of
+#    mmap3-perf-data.py --mangle, and without attr.mmap3 (--no-attr):
+#    perf script, report (-D, --stats), buildid-list and inject must not
+#    crash nor make ASan report anything, and must say what they skipped
+#    or found wrong;
+#  - a record of that file with the status IO_ERROR or SKIPPED: perf
+#    report --stats must count the statuses, perf report must name the
+#    map in a warning;
+#  - perf inject of the first file: -b and --buildid-all must put both
+#    build-ids in the header's table; --mmap2-buildid-all must write MMAP2
+#    records with them that upstream's perf (MMAP3_KERNEL=upstream
+#    scripts/perf.sh) reads and resolves.
+#
+# Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
+# record.
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+"$MMAP3_ROOT/scripts/perf.sh"
+"$MMAP3_ROOT/scripts/perf.sh" --asan
+MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
+perf=$PERF_BUILD/perf
+asan=$PERF_ASAN_BUILD/perf
+old=$PERF_UPSTREAM_BUILD/perf
+conv=$MMAP3_ROOT/tests/perf/mmap3-perf-data.py
+
+tmp=$(mktemp -d /tmp/mmap3-crafted.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export HOME=$tmp/home
+mkdir -p "$HOME"
+# Leaks at exit are not what this looks for; an ASan error exits 99.
+export ASAN_OPTIONS=detect_leaks=0:exitcode=99
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+# run NAME CMD...: output in $tmp/NAME.out, exit code in $tmp/NAME.rc.
+run() {
+	local name=$1
+	shift
+	set +e
+	"$@" >"$tmp/$name.out" 2>&1
+	echo $? >"$tmp/$name.rc"
+	set -e
+}
+rc() { cat "$tmp/$1.rc"; }
+# sane NAME: no signal (129..159), no ASan exit (99) or report.
+sane() {
+	local r
+	r=$(rc "$1")
+	[ "$r" != 99 ] && { [ "$r" -le 128 ] || [ "$r" -ge 160 ]; } &&
+		! grep -qE 'AddressSanitizer|runtime error|Segmentation fault|Aborted' "$tmp/$1.out"
+}
+
+echo "TAP version 13"
+for fn in alpha beta; do
+	gcc -O1 -static -DSPIN_FN="$fn" -o "$tmp/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
+done
+p=$tmp/p
+: >"$p"
+chmod 755 "$p"
+log "recording the in-place session on the host with $perf record --buildid-mmap"
+if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
+	sh -c "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3" >"$tmp/record.out" 2>&1; then
+	sed 's/^/# /' "$tmp/record.out" | head -5
+	echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+	exit 4
+fi
+"$conv" --stat-ids "$tmp/mmap2.data" "$tmp/mmap3.data" | sed 's/^/# /'
+# The binaries, for perf report: what perf record --mmap3 keeps.
+"$perf" buildid-cache -a "$tmp/alpha"
+"$perf" buildid-cache -a "$tmp/beta"
+bid_alpha=$("$perf" buildid-list -i "$tmp/alpha")
+bid_beta=$("$perf" buildid-list -i "$tmp/beta")
+
+# 1. Two MMAP3 records for one path and inode, two build-ids.
+run script "$asan" script -i "$tmp/mmap3.data" --show-mmap-events --show-task-events
+grep -F "]: r-xp $p" "$tmp/script.out" | sed 's/^ */# /'
+ids=$(grep -F "]: r-xp $p" "$tmp/script.out" | grep PERF_RECORD_MMAP3 |
+	sed -n 's/.* @ [0-9a-fx]* \([0-9a-f]*:[0-9a-f]* [0-9]*\) [0-9]* <\([0-9a-f]*\)> FOUND\].*/\1 \2/p')
+check "the file has two MMAP3 records of $p, one inode, build-ids $bid_alpha and $bid_beta" \
+	eval '[ "$(echo "$ids" | awk "{ print \$1, \$2 }" | sort -u | wc -l)" = 1 ] &&
+	      [ "$(echo "$ids" | awk "{ print \$3 }" | tr "\n" " ")" = "$bid_alpha $bid_beta " ]'
+run report "$asan" report -i "$tmp/mmap3.data" --stdio --sort pid,sym -n
+check "perf report (ASan) exits 0, nothing reported" eval '[ "$(rc report)" = 0 ] && sane report'
+runs=$(sed -n 's/.*PERF_RECORD_COMM exec: p:\([0-9]*\)\/.*/\1/p' "$tmp/script.out" | tr '\n' ' ')
+# "<alpha's run in alpha> <beta's run in beta>", percent, from
+# 'perf report --sort pid,sym -n'; the runs in exec order (COMM records).
+share_awk='BEGIN { split(runs, r, " ") }
+	$1 ~ /%$/ && $3 ~ /:p$/ {
+		split($3, a, ":"); pid = a[1]
+		n[pid] += $2; if ($5 == "alpha") al[pid] += $2; if ($5 == "beta") be[pid] += $2
+	} END {
+		if (!n[r[1]] || !n[r[2]]) { print "0 0"; exit }
+		printf "%.1f %.1f\n", 100 * al[r[1]] / n[r[1]], 100 * be[r[2]] / n[r[2]]
+	}'
+shares=$(awk -v runs="$runs" "$share_awk" "$tmp/report.out")
+grep -v '^#' "$tmp/report.out" | grep '%' | head -4 | sed 's/^/# /'
+check "a DSO per build-id: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
+	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
+run buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-hits
+check "perf buildid-list --with-hits lists both build-ids for $p" \
+	eval 'grep -qx "$bid_alpha $p" "$tmp/buildids.out" && grep -qx "$bid_beta $p" "$tmp/buildids.out"'
+
+# 3. perf inject: -b and --buildid-all put the build-ids of the MMAP3
+# records in the header table (both binaries of $p); --mmap2-buildid-all
+# writes MMAP2 records that upstream's perf reads, each run in its function.
+for opt in -b --buildid-all; do
+	run "inject$opt" "$asan" inject "$opt" -i "$tmp/mmap3.data" -o "$tmp/inject$opt.data"
+	run "inject$opt-ids" "$perf" buildid-list -i "$tmp/inject$opt.data"
+	check "perf inject $opt: exit 0, the header's build-id table has both binaries of $p" \
+		eval '[ "$(rc inject$opt)" = 0 ] && sane inject$opt &&
+		      grep -qx "$bid_alpha $p" "$tmp/inject$opt-ids.out" &&
+		      grep -qx "$bid_beta $p" "$tmp/inject$opt-ids.out"'
+done
+run inject-mmap2 "$asan" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
+run old-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
+check "perf inject --mmap2-buildid-all: upstream's perf reads MMAP2 records with both build-ids, no unknown event" \
+	eval '[ "$(rc inject-mmap2)" = 0 ] && [ "$(rc old-script)" = 0 ] &&
+	      ! grep -q "unknown events" "$tmp/old-script.out" &&
+	      grep -q "PERF_RECORD_MMAP2 .*<$bid_alpha>\]: r-xp $p\$" "$tmp/old-script.out" &&
+	      grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>\]: r-xp $p\$" "$tmp/old-script.out"'
+run old-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort pid,sym -n
+shares=$(awk -v runs="$runs" "$share_awk" "$tmp/old-report.out")
+check "upstream's perf report of it: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
+	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
+
+# 2. Damaged records and a file without attr.mmap3.
+# tools NAME FILE: every reader on FILE; they must stay sane.
+tools() {
+	local name=$1 file=$2 t
+	run "$name-script" "$asan" script -i "$file" --show-mmap-events
+	run "$name-report" "$asan" report -i "$file" --stdio --sort dso,sym
+	run "$name-dump" "$asan" report -i "$file" -D
+	run "$name-stats" "$asan" report -i "$file" --stats
+	run "$name-buildids" "$asan" buildid-list -i "$file" --with-hits
+	run "$name-inject" "$asan" inject -b -i "$file" -o "$tmp/$name-inject.data"
+	run "$name-injectall" "$asan" inject --buildid-all -i "$file" -o "$tmp/$name-injectall.data"
+	for t in script report dump stats buildids inject injectall; do
+		if ! sane "$name-$t"; then
+			grep -m3 -E 'AddressSanitizer|runtime error|SUMMARY|#[0-3] ' "$tmp/$name-$t.out" | sed 's/^/#   /'
+			return 1
+		fi
+	done
+}
+for kind in short16 short96 nonul bidsize status nofound; do
+	"$conv" --stat-ids --mangle "$kind" --mangle-file "/p" "$tmp/mmap2.data" "$tmp/$kind.data" >/dev/null
+	check "$kind: script, report, report -D, --stats, buildid-list, inject -b, --buildid-all: no crash, no ASan report" \
+		tools "$kind" "$tmp/$kind.data"
+	case $kind in
+	short16 | short96 | nonul)
+		check "$kind: perf report warns about a malformed MMAP3 record, exit 0" \
+			eval '[ "$(rc $kind-report)" = 0 ] && grep -q "1 PERF_RECORD_MMAP3 records were malformed" "$tmp/$kind-report.out"'
+		;;
+	*)
+		check "$kind: perf script shows the record's status as INVALID, without a build-id" \
+			grep -qE "PERF_RECORD_MMAP3 .*<> INVALID\]: r-xp $p\$" "$tmp/$kind-script.out"
+		;;
+	esac
+done
+# 4. Statuses: perf report --stats counts them; samples in a map whose
+# record says IO_ERROR or SKIPPED are named in a warning.
+for kind in ioerror skipped; do
+	status=$(echo "$kind" | tr a-z A-Z | sed 's/IOERROR/IO_ERROR/')
+	"$conv" --stat-ids --mangle "$kind" --mangle-file "/p" "$tmp/mmap2.data" "$tmp/$kind.data" >/dev/null
+	run "$kind-report" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym
+	check "$status: perf report names $p among the maps with samples and no build-id" \
+		eval 'sane $kind-report && grep -q "whose PERF_RECORD_MMAP3 has no build-id" "$tmp/$kind-report.out" &&
+		      grep -qx "  $p ($status)" "$tmp/$kind-report.out"'
+	run "$kind-stats" "$asan" report -i "$tmp/$kind.data" --stats
+	grep -A4 'MMAP3 events' "$tmp/$kind-stats.out" | sed 's/^/# /'
+	check "$status: perf report --stats counts 1 MMAP3 record $status, the others FOUND or NO_FILE" \
+		eval 'grep -qE "^ +$status +1  \(" "$tmp/$kind-stats.out" &&
+		      grep -qE "^ +FOUND +[0-9]+  \(" "$tmp/$kind-stats.out"'
+done
+"$conv" --stat-ids --no-attr "$tmp/mmap2.data" "$tmp/noattr.data" >/dev/null
+check "no attr.mmap3: no crash, no ASan report" tools noattr "$tmp/noattr.data"
+check "no attr.mmap3: type 23 is not decoded as MMAP3, but counted as unknown" \
+	eval '! grep -q PERF_RECORD_MMAP3 "$tmp/noattr-script.out" && grep -q "unknown events" "$tmp/noattr-report.out"'
+
+echo "1..$n"
+[ "$failed" = 0 ]
