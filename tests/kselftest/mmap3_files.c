@@ -57,24 +57,31 @@ static const char *status_name(int status)
  * frees what the test process had.
  */
 
-/* Skips the caller when there is no mmap3 provider. */
-#define REQUIRE_MMAP3() do {							\
-	int fd_ = mmap3_open(0, 0);						\
-										\
-	if (fd_ < 0 && errno == EOPNOTSUPP)					\
-		SKIP(return, "the mmap3 module is not loaded");		\
-	if (fd_ < 0 && errno == EINVAL)						\
-		SKIP(return, "kernel without attr.mmap3");			\
-	ASSERT_LE(0, fd_);							\
-	close(fd_);								\
-} while (0)
+/*
+ * The require_*() helpers skip the test and return false when what it needs
+ * is missing; the caller then returns.
+ */
+static bool require_mmap3(struct __test_metadata *_metadata)
+{
+	int fd = mmap3_open(0, 0);
 
-/* Skips the caller when there is no writable block-backed file system. */
-#define REQUIRE_COLD() do {							\
-	if (access(fixtures_cold(), W_OK))					\
-		SKIP(return, "no writable block-backed directory %s "		\
-		     "(MMAP3_COLD_FIXTURES)", fixtures_cold());		\
-} while (0)
+	if (fd < 0 && errno == EOPNOTSUPP)
+		SKIP(return false, "the mmap3 module is not loaded");
+	if (fd < 0 && errno == EINVAL)
+		SKIP(return false, "kernel without attr.mmap3");
+	ASSERT_LE(0, fd);
+	close(fd);
+	return true;
+}
+
+/* A writable block-backed file system. */
+static bool require_cold(struct __test_metadata *_metadata)
+{
+	if (access(fixtures_cold(), W_OK))
+		SKIP(return false, "no writable block-backed directory %s (MMAP3_COLD_FIXTURES)",
+		     fixtures_cold());
+	return true;
+}
 
 /* The mapping has exactly one record, which says what @want says. */
 static void check_record(struct __test_metadata *_metadata, const char *what,
@@ -96,11 +103,12 @@ static void check_record(struct __test_metadata *_metadata, const char *what,
 
 /* Maps one page of @fd PROT_EXEC; its record must say what @want says. */
 #define MAP_AND_CHECK(fd, want, what) do {					\
+	const char *what_ = (what);						\
 	struct mmap3_capture c_;						\
 										\
 	ASSERT_EQ(0, mmap3_map_exec(fd, &c_))					\
-		TH_LOG("%s: mmap: %s", what, strerror(errno));			\
-	check_record(_metadata, what, &c_, want);				\
+		TH_LOG("%s: mmap: %s", what_, strerror(errno));			\
+	check_record(_metadata, what_, &c_, want);				\
 } while (0)
 
 /* Two fixtures, zero-padded to the same size (which keeps their notes). */
@@ -155,9 +163,8 @@ FIXTURE_VARIANT_ADD(shared_rewrite, ext2_mapping_kept) { .keep = true };
 
 FIXTURE_SETUP(shared_rewrite)
 {
-	REQUIRE_MMAP3();
-	if (!variant->dir)
-		REQUIRE_COLD();
+	if (!require_mmap3(_metadata) || (!variant->dir && !require_cold(_metadata)))
+		return;
 	ASSERT_EQ(0, load_pair("rewrite.elf", "rewrite.new", &self->a, &self->b));
 	snprintf(self->path, sizeof(self->path), "%s/mmap3-files-shared-%d.elf",
 		 variant->dir ?: fixtures_cold(), getpid());
@@ -225,9 +232,8 @@ FIXTURE_VARIANT_ADD(write_race, ext2) { };
 
 FIXTURE_SETUP(write_race)
 {
-	REQUIRE_MMAP3();
-	if (!variant->dir)
-		REQUIRE_COLD();
+	if (!require_mmap3(_metadata) || (!variant->dir && !require_cold(_metadata)))
+		return;
 	ASSERT_EQ(0, load_pair("rewrite.elf", "rewrite.new", &self->a, &self->b));
 	snprintf(self->path, sizeof(self->path), "%s/mmap3-files-race-%d.elf",
 		 variant->dir ?: fixtures_cold(), getpid());
@@ -364,9 +370,8 @@ FIXTURE_VARIANT_ADD(size_change, ext2_new_id_new_size) { .change = NEW_ID };
 
 FIXTURE_SETUP(size_change)
 {
-	REQUIRE_MMAP3();
-	if (!variant->dir)
-		REQUIRE_COLD();
+	if (!require_mmap3(_metadata) || (!variant->dir && !require_cold(_metadata)))
+		return;
 	/* bad-truncated.elf is the first 40 bytes of bid20.elf. */
 	ASSERT_EQ(0, load_pair("bid20.elf", "exec20.elf", &self->a, &self->b));
 	ASSERT_EQ(0, elf_file_load("bad-truncated.elf", 0, &self->cut));
@@ -460,7 +465,8 @@ FIXTURE_VARIANT_ADD(inode_reuse, tmpfs_remounted) { .tmpfs_remount = true };
 FIXTURE_SETUP(inode_reuse)
 {
 	self->pid = getpid();
-	REQUIRE_MMAP3();
+	if (!require_mmap3(_metadata))
+		return;
 	ASSERT_EQ(0, load_pair("rewrite.elf", "rewrite.new", &self->a, &self->b));
 	if (variant->tmpfs_remount) {
 		snprintf(self->dir, sizeof(self->dir), "/tmp/mmap3-files-reuse-%d", getpid());
@@ -468,7 +474,8 @@ FIXTURE_SETUP(inode_reuse)
 		ASSERT_EQ(0, mount("tmpfs", self->dir, "tmpfs", 0, NULL));
 		self->mounted = true;
 	} else {
-		REQUIRE_COLD();
+		if (!require_cold(_metadata))
+			return;
 		snprintf(self->dir, sizeof(self->dir), "%s", fixtures_cold());
 	}
 }
@@ -559,7 +566,8 @@ FIXTURE_VARIANT_ADD(two_devices, ext2_image_copy) { .image_copy = true };
 
 FIXTURE_SETUP(two_devices)
 {
-	REQUIRE_MMAP3();
+	if (!require_mmap3(_metadata))
+		return;
 	ASSERT_EQ(0, load_pair("bid20.elf", "exec20.elf", &self->a, &self->b));
 	snprintf(self->dir2, sizeof(self->dir2), "/tmp/mmap3-files-dev2-%d", getpid());
 	ASSERT_EQ(0, mkdir(self->dir2, 0755));
@@ -647,7 +655,8 @@ TEST_F(two_devices, each_has_its_build_id)
 		uint8_t *img, *at, *p;
 		size_t size;
 
-		REQUIRE_COLD();
+		if (!require_cold(_metadata))
+			return;
 		snprintf(path1, sizeof(path1), "%s/bid20.elf", self->dir1);
 		if (access(path1, R_OK) || loop_backing_file(self->dir1, disk, sizeof(disk)))
 			SKIP(return, "%s is not the fixtures on a loop device", self->dir1);
@@ -771,7 +780,8 @@ FIXTURE_VARIANT_ADD(no_file, sysv_shm) { .kind = SYSV_SHM };
 FIXTURE_SETUP(no_file)
 {
 	self->shmid = -1;
-	REQUIRE_MMAP3();
+	if (!require_mmap3(_metadata))
+		return;
 }
 
 FIXTURE_TEARDOWN_PARENT(no_file)
@@ -817,7 +827,7 @@ TEST_F(no_file, no_file_no_cache)
 		break;
 	case SYSV_SHM:
 		self->shmid = shmget(IPC_PRIVATE, len, IPC_CREAT | 0700);
-		if (self->shmid < 0 && errno == ENOSYS)
+		if (no_such_syscall(self->shmid))
 			SKIP(return, "no SysV IPC");
 		ASSERT_LE(0, self->shmid);
 		p = shmat(self->shmid, NULL, SHM_EXEC);
@@ -861,7 +871,8 @@ FIXTURE_VARIANT_ADD(memfd, rewritten_through_mapping) { .rewrite = true };
 
 FIXTURE_SETUP(memfd)
 {
-	REQUIRE_MMAP3();
+	if (!require_mmap3(_metadata))
+		return;
 	ASSERT_EQ(0, load_pair("bid20.elf", "exec20.elf", &self->a, &self->b));
 }
 
@@ -876,7 +887,7 @@ TEST_F(memfd, found)
 	int fd;
 
 	fd = memfd_create("mmap3-files", MFD_CLOEXEC);
-	if (fd < 0 && errno == ENOSYS)
+	if (no_such_syscall(fd))
 		SKIP(return, "no memfd_create");
 	ASSERT_LE(0, fd);
 	ASSERT_EQ((ssize_t)len, pwrite(fd, self->a.data, len, 0));
@@ -907,15 +918,15 @@ FIXTURE_SETUP(cold_file)
 {
 	int fd;
 
-	REQUIRE_MMAP3();
-	REQUIRE_COLD();
+	if (!require_mmap3(_metadata) || !require_cold(_metadata))
+		return;
 	ASSERT_EQ(0, elf_file_load("bid20.elf", 0, &self->a));
 	snprintf(self->path, sizeof(self->path), "%s/mmap3-files-cold-%d.elf",
 		 fixtures_cold(), getpid());
 	fd = create_file(self->path, self->a.data, self->a.padded);
 	ASSERT_LE(0, fd);
 	close(fd);
-	ASSERT_EQ(0, drop_caches());
+	ASSERT_EQ(0, drop_page_cache());
 }
 
 FIXTURE_TEARDOWN_PARENT(cold_file)
@@ -928,7 +939,7 @@ FIXTURE_TEARDOWN_PARENT(cold_file)
 TEST_F(cold_file, inotify_sees_no_access)
 {
 	struct inotify_event *ev;
-	char buf[4096] __attribute__((aligned(8)));
+	char __aligned(8) buf[4096];
 	ssize_t n;
 	int in, fd;
 	char ch;
@@ -964,7 +975,7 @@ struct listener {
 
 static void *listen_and_allow(void *arg)
 {
-	char buf[4096] __attribute__((aligned(8)));
+	char __aligned(8) buf[4096];
 	struct listener *l = arg;
 
 	while (!__atomic_load_n(&l->stop, __ATOMIC_SEQ_CST)) {
@@ -1086,7 +1097,7 @@ TEST_F_TIMEOUT(cold_file, fanotify_listener_maps_from_its_mount, 60)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		ASSERT_TRUE(false)
-			TH_LOG("the listener has not come back from mapping a file of its own mount in 15 s");
+			TH_LOG("the listener is still mapping a file of its own mount after 15 s");
 	}
 	while (got < sizeof(res) &&
 	       (n = read(pipefd[0], (char *)&res + got, sizeof(res) - got)) > 0)
@@ -1136,10 +1147,12 @@ static void fuse_case_teardown(struct fuse_case *t)
 	fuse_server_cleanup(&t->srv);
 }
 
-#define REQUIRE_FUSE() do {							\
-	if (access("/dev/fuse", R_OK | W_OK))					\
-		SKIP(return, "no /dev/fuse: %s", strerror(errno));		\
-} while (0)
+static bool require_fuse(struct __test_metadata *_metadata)
+{
+	if (access("/dev/fuse", R_OK | W_OK))
+		SKIP(return false, "no /dev/fuse: %s", strerror(errno));
+	return true;
+}
 
 FIXTURE(fuse) {
 	struct fuse_case t;
@@ -1149,8 +1162,8 @@ FIXTURE_SETUP(fuse)
 {
 	self->t.srv.cmd = -1;
 	self->t.srv.ctl = -1;
-	REQUIRE_MMAP3();
-	REQUIRE_FUSE();
+	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
+		return;
 	fuse_case_setup(_metadata, &self->t);
 }
 
@@ -1218,8 +1231,8 @@ FIXTURE_SETUP(fuse_rewrite)
 {
 	self->t.srv.cmd = -1;
 	self->t.srv.ctl = -1;
-	REQUIRE_MMAP3();
-	REQUIRE_FUSE();
+	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
+		return;
 	fuse_case_setup(_metadata, &self->t);
 }
 
@@ -1278,10 +1291,11 @@ FIXTURE_SETUP(no_read_iter)
 
 	self->fd = -1;
 	self->shmid = -1;
-	REQUIRE_MMAP3();
+	if (!require_mmap3(_metadata))
+		return;
 	if (variant->sysv_shm) {
 		self->shmid = shmget(IPC_PRIVATE, 8192, IPC_CREAT | 0700);
-		if (self->shmid < 0 && errno == ENOSYS)
+		if (no_such_syscall(self->shmid))
 			SKIP(return, "no SysV IPC");
 		ASSERT_LE(0, self->shmid);
 	} else {

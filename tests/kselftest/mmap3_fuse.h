@@ -207,6 +207,7 @@ static inline int fuse_serve(int dev, struct fuse_file *f, const uint8_t *buf)
 	case FUSE_INTERRUPT:	/* the interrupted request gets its answer anyway */
 		break;
 	default:
+		/* FUSE's "not implemented": the kernel stops asking for it. */
 		fuse_reply(dev, in->unique, -ENOSYS, NULL, 0);
 		break;
 	}

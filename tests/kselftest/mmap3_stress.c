@@ -68,6 +68,7 @@
 #define IO_ERROR	6
 #define SKIPPED		7
 #define BIT(n)		(1U << (n))
+#define BIT_ULL(n)	(1ULL << (n))
 
 /*
  * Worker thread g maps at REGION_BASE + g * REGION_SIZE + n * STRIDE for
@@ -75,7 +76,7 @@
  * mappings per thread, more than the logs hold.
  */
 #define REGION_BASE	0x100000000000ULL	/* 16 TiB */
-#define REGION_SIZE	(1ULL << 38)
+#define REGION_SIZE	BIT_ULL(38)
 #define MAX_WORKERS	64
 #define STRIDE		(64 * 1024ULL)
 #define REGION_END	(REGION_BASE + MAX_WORKERS * REGION_SIZE)
@@ -350,7 +351,7 @@ struct exec_rec {
 struct collector {
 	int nrings;
 	struct ring ring[MAX_CPUS];
-	volatile int stop;
+	int stop;		/* load_acquire(), store_release() */
 	struct rec *recs;
 	size_t nrecs, cap;
 	struct exec_rec *execs;
@@ -430,7 +431,7 @@ static void *reader(void *arg)
 {
 	struct collector *c = arg;
 
-	while (!c->stop) {
+	while (!load_acquire(&c->stop)) {
 		collector_drain(c);
 		usleep(1000);
 	}
@@ -639,7 +640,7 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 	}
 
 	if (r->status >= STATUSES || !(f->allowed & BIT(r->status)) ||
-	    (r->status == FOUND) != (r->size > 0) || r->size > BUILD_ID_SIZE_MAX) {
+	    (r->status == FOUND ? !r->size : r->size) || r->size > BUILD_ID_SIZE_MAX) {
 		t->wrong_status++;
 		if (t->wrong_status <= REPORT_EACH) {
 			describe(what, sizeof(what), r);
@@ -669,7 +670,8 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 	 * A rewritten file that no rewrite touched from before it was opened
 	 * until mmap() returned: the record must say what it was then.
 	 */
-	if (f->nver > 1 && rewrites[m->file] && (i = version_at(m->file, m)) >= 0) {
+	i = f->nver > 1 && rewrites[m->file] ? version_at(m->file, m) : -1;
+	if (i >= 0) {
 		const struct fixture *fx = &f->ver[i].fx;
 
 		t->settled++;
@@ -751,18 +753,21 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 	char line[512];
 	int f, s, n;
 
-	TH_LOG("%llu mappings (%llu that must have a record), %llu records matched: "
-	       "%llu missing, %llu duplicated, %llu of no mapping, %llu with a wrong "
-	       "field, %llu with a wrong status, %llu with a wrong build-id",
+	TH_LOG("%llu mappings (%llu that must have a record), %llu records matched:",
 	       (unsigned long long)t->mappings, (unsigned long long)t->required,
-	       (unsigned long long)t->matched, (unsigned long long)t->missing,
-	       (unsigned long long)t->duplicate, (unsigned long long)t->unexpected,
+	       (unsigned long long)t->matched);
+	TH_LOG("%llu missing, %llu duplicated, %llu of no mapping,",
+	       (unsigned long long)t->missing, (unsigned long long)t->duplicate,
+	       (unsigned long long)t->unexpected);
+	TH_LOG("%llu with a wrong field, %llu with a wrong status, %llu with a wrong build-id",
 	       (unsigned long long)t->wrong_field, (unsigned long long)t->wrong_status,
 	       (unsigned long long)t->wrong_id);
-	if (t->settled)
-		TH_LOG("%llu mappings of rewritten files between two rewrites: %llu with "
-		       "the answer of another version", (unsigned long long)t->settled,
+	if (t->settled) {
+		TH_LOG("%llu mappings of rewritten files between two rewrites,",
+		       (unsigned long long)t->settled);
+		TH_LOG("%llu of them with the answer of another version",
 		       (unsigned long long)t->stale);
+	}
 	for (f = 0; f < nfiles; f++) {
 		n = snprintf(line, sizeof(line), "%-36s", files[f].path);
 		for (s = 1; s < STATUSES; s++)
@@ -824,7 +829,8 @@ static void *map_at(int g, uint64_t n, int fi, int fd, int prot, int pages,
 		flags |= MAP_ANONYMOUS;
 		pgoff = 0;
 	} else if (fd < 0) {
-		fd = own = open(f->path, O_RDONLY | O_NONBLOCK);
+		own = open(f->path, O_RDONLY | O_NONBLOCK);
+		fd = own;
 		if (fd < 0)
 			return NULL;
 	}
@@ -886,7 +892,7 @@ static const struct floors floors[] = {
 };
 
 struct shared {
-	volatile int go, stop;
+	int go, stop;		/* load_acquire(), store_release() */
 	uint64_t nlog;		/* log entries taken */
 	uint64_t refused, failed;	/* mmap() refused: the FIFO; others */
 	uint64_t execs, exec_failed;
@@ -910,13 +916,13 @@ static struct mapping *log_entry(void)
 
 	if (i < LOG_MAX)
 		return &sh->log[i];
-	sh->stop = 1;
+	store_release(&sh->stop, 1);
 	return NULL;
 }
 
 static void wait_go(void)
 {
-	while (!sh->go && !sh->stop)
+	while (!load_acquire(&sh->go) && !load_acquire(&sh->stop))
 		usleep(1000);
 }
 
@@ -930,7 +936,7 @@ static void *mapper(void *arg)
 		if (files[i].pick && files[i].nver)
 			rewritten[nrew++] = i;
 	wait_go();
-	while (!sh->stop) {
+	while (!load_acquire(&sh->stop)) {
 		struct mapping *m = log_entry();
 		int fi, prot;
 		void *p;
@@ -985,14 +991,14 @@ static void rewriter_proc(int g, int deleted)
 		if (files[i].nver > 1)
 			rew[nrew++] = i;
 	wait_go();
-	for (i = 0; !sh->stop; i++) {
+	for (i = 0; !load_acquire(&sh->stop); i++) {
 		int f = rew[i % nrew], v = (version[f] + 1) % files[f].nver, fd;
 		struct rewrite_event *ev = sh->nrw < RW_MAX ? &sh->rw[sh->nrw] : NULL;
 		struct mapping *m;
 		void *p;
 
 		if (!ev) {	/* mappings must not outrun the log of rewrites */
-			sh->stop = 1;
+			store_release(&sh->stop, 1);
 			break;
 		}
 		ev->file = f;
@@ -1013,18 +1019,22 @@ static void rewriter_proc(int g, int deleted)
 		if (fd < 0 || write_all(fd, src->data, src->size) ||
 		    unlink(files[deleted].path)) {
 			__atomic_add_fetch(&sh->rewrite_failed, 1, __ATOMIC_RELAXED);
-		} else if ((m = log_entry())) {
-			p = map_at(g, seq++, deleted, fd, PROT_READ | PROT_EXEC, 1, 0, false, m);
-			if (p)
-				munmap(p, PAGE);
-			else
-				__atomic_add_fetch(&sh->failed, 1, __ATOMIC_RELAXED);
+		} else {
+			m = log_entry();
+			if (m) {
+				p = map_at(g, seq++, deleted, fd, PROT_READ | PROT_EXEC, 1, 0,
+					   false, m);
+				if (p)
+					munmap(p, PAGE);
+				else
+					__atomic_add_fetch(&sh->failed, 1, __ATOMIC_RELAXED);
+			}
 		}
 		if (fd >= 0)
 			close(fd);
 
 		if (now_ns() - last_drop > 250000000ULL) {
-			drop_caches();
+			drop_page_cache();
 			last_drop = now_ns();
 		}
 	}
@@ -1034,7 +1044,7 @@ static void rewriter_proc(int g, int deleted)
 static void exec_proc(void)
 {
 	wait_go();
-	while (!sh->stop) {
+	while (!load_acquire(&sh->stop)) {
 		int status;
 		pid_t pid = fork();
 
@@ -1057,7 +1067,7 @@ static void exec_proc(void)
 static void churn_proc(void)
 {
 	wait_go();
-	while (!sh->stop) {
+	while (!load_acquire(&sh->stop)) {
 		int fd = mmap3_open(1, 0);
 
 		if (fd < 0) {
@@ -1114,7 +1124,7 @@ static const struct floors *floors_of(const char *kernel)
 
 	if (!kernel || !*kernel)
 		kernel = "test";
-	for (i = 0; i < sizeof(floors) / sizeof(floors[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(floors); i++)
 		if (!strcmp(kernel, floors[i].kernel))
 			return &floors[i];
 	return NULL;
@@ -1163,7 +1173,9 @@ static int stress_files(struct __test_metadata *_metadata)
 	/* Each rewritten file has build-ids no other file has. */
 	static const char *const t_in_place[] = { "bid16.elf", "rewrite.elf" };
 	static const char *const t_truncate[] = { "rewrite.new", "exec20.elf", "notelf.txt" };
-	static const char *const t_rename[] = { "dynamic.elf", "ld-linux-x86-64.so.2", "nobid.elf" };
+	static const char *const t_rename[] = {
+		"dynamic.elf", "ld-linux-x86-64.so.2", "nobid.elf"
+	};
 	static const char *const m_in_place[] = { "latenote.elf", "notelf.txt" };
 	static const char *const m_truncate[] = { "farnote.elf", "nobid.elf" };
 	static const char *const m_rename[] = { "libc.so.6", "bad-descsz21.elf" };
@@ -1176,7 +1188,7 @@ static int stress_files(struct __test_metadata *_metadata)
 	int fd;
 
 	nfiles = 0;
-	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(fixtures); i++) {
 		if (add_fixture(fixtures_warm(), fixtures[i]) ||
 		    add_fixture(fixtures_cold(), fixtures[i])) {
 			TH_LOG("fixture %s not in MANIFEST, or not in %s and %s",
@@ -1232,7 +1244,7 @@ static int stress_files(struct __test_metadata *_metadata)
 
 		snprintf(path, sizeof(path), "%s/bid20.elf", err_disk.mnt);
 		err_fd = open(path, O_RDONLY);	/* keeps the inode */
-		if (err_fd < 0 || drop_caches() || dm_disk_fail(&err_disk))
+		if (err_fd < 0 || drop_page_cache() || dm_disk_fail(&err_disk))
 			return -1;
 		add_file(K_FILE, path, true)->allowed = BIT(IO_ERROR);
 	} else {
@@ -1304,10 +1316,10 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	ASSERT_EQ(0, pthread_create(&rd, NULL, reader, &c));
 
 	t_start = now_ns();
-	sh->go = 1;
-	while (!sh->stop && now_ns() - t_start < seconds * 1000000000ULL)
+	store_release(&sh->go, 1);
+	while (!load_acquire(&sh->stop) && now_ns() - t_start < seconds * 1000000000ULL)
 		usleep(10000);
-	sh->stop = 1;
+	store_release(&sh->stop, 1);
 	elapsed = (now_ns() - t_start) / 1e9;
 	for (i = 0; i < nproc; i++) {
 		int status;
@@ -1317,7 +1329,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 			TH_LOG("worker %d: status %#x", i, status);
 	}
 	/* Every record is written before its mapping task returns: all are in. */
-	c.stop = 1;
+	store_release(&c.stop, 1);
 	pthread_join(rd, NULL);
 	close_events(&c);
 
@@ -1345,19 +1357,20 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	maps = t.mappings / elapsed;
 	execs = sh->execs / elapsed;
 	churns = sh->churns / elapsed;
-	TH_LOG("%s kernel, %d CPUs, %.1f s%s: %llu mappings (%.0f/s, floor %.0f; %llu refused), "
-	       "%llu execs (%.1f/s, floor %.3g), %llu event open/close cycles "
-	       "(%.0f/s, floor %.0f), %llu rewrites",
+	TH_LOG("%s kernel, %d CPUs, %.1f s%s: %llu mappings (%.0f/s, floor %.0f; %llu refused),",
 	       floor->kernel, ncpus, elapsed, sh->nlog >= LOG_MAX ? " (the log is full)" : "",
 	       (unsigned long long)t.mappings, maps, floor->maps,
-	       (unsigned long long)sh->refused, (unsigned long long)sh->execs,
-	       execs, floor->execs, (unsigned long long)sh->churns, churns,
-	       floor->churns, (unsigned long long)sh->rewrites);
-	TH_LOG("%llu MMAP3 records, %llu of the workers' mappings, %llu of execs "
-	       "of %s (%llu IO_ERROR); %llu lost",
+	       (unsigned long long)sh->refused);
+	TH_LOG("%llu execs (%.1f/s, floor %.3g),",
+	       (unsigned long long)sh->execs, execs, floor->execs);
+	TH_LOG("%llu event open/close cycles (%.0f/s, floor %.0f), %llu rewrites",
+	       (unsigned long long)sh->churns, churns, floor->churns,
+	       (unsigned long long)sh->rewrites);
+	TH_LOG("%llu MMAP3 records, %llu of the workers' mappings, %llu lost",
 	       (unsigned long long)c.records, (unsigned long long)c.nrecs,
-	       (unsigned long long)c.nexecs, exec_path,
-	       (unsigned long long)exec_io_errors, (unsigned long long)c.lost);
+	       (unsigned long long)c.lost);
+	TH_LOG("%llu of execs of %s (%llu IO_ERROR)", (unsigned long long)c.nexecs, exec_path,
+	       (unsigned long long)exec_io_errors);
 	print_tally(_metadata, &t);
 
 	EXPECT_EQ(0, c.lost) TH_LOG("PERF_RECORD_LOST: the rings were too small");
@@ -1372,7 +1385,8 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 		EXPECT_LT(0, t.by_status[nfiles - 1][IO_ERROR]) TH_LOG("no IO_ERROR seen");
 	EXPECT_LE(floor->maps, maps) TH_LOG("mappings: %.0f/s, below the floor", maps);
 	EXPECT_LE(floor->execs, execs) TH_LOG("execs: %.1f/s, below the floor", execs);
-	EXPECT_LE(floor->churns, churns) TH_LOG("event open/close: %.0f/s, below the floor", churns);
+	EXPECT_LE(floor->churns, churns)
+		TH_LOG("event open/close: %.0f/s, below the floor", churns);
 	free(c.recs);
 	free(c.execs);
 }
@@ -1381,7 +1395,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
  * unload.rmmod_races_last_close
  */
 #define UNLOAD_RING_PAGES	256
-#define UNLOAD_LOG_MAX		(1UL << 18)
+#define UNLOAD_LOG_MAX		BIT(18)
 #define UNLOAD_RUN_MS		60
 #define DELAY_MS		10
 
@@ -1410,13 +1424,13 @@ static bool module_loaded(void)
 enum phase { PAUSE, RUN, QUIT };
 
 struct unload {
-	volatile int phase;
+	int phase;		/* load_acquire(), store_release() */
 	int paused;		/* workers waiting in PAUSE */
 	uint64_t nlog;
 	struct mapping *log;
 	uint64_t refused;
 	/* The rmmod thread. */
-	volatile int rmmod_stop;
+	int rmmod_stop;		/* load_acquire(), store_release() */
 	uint64_t rmmod_tries, rmmod_ok_at, rmmod_other_errno;
 	int rmmod_errno;
 };
@@ -1435,11 +1449,11 @@ static void *unload_worker(void *arg)
 		void *p;
 		int fi;
 
-		if (u->phase == QUIT)
+		if (load_acquire(&u->phase) == QUIT)
 			break;
-		if (u->phase == PAUSE) {
+		if (load_acquire(&u->phase) == PAUSE) {
 			__atomic_add_fetch(&u->paused, 1, __ATOMIC_SEQ_CST);
-			while (u->phase == PAUSE)
+			while (load_acquire(&u->phase) == PAUSE)
 				usleep(500);
 			__atomic_sub_fetch(&u->paused, 1, __ATOMIC_SEQ_CST);
 			continue;
@@ -1466,7 +1480,7 @@ static void *unload_worker(void *arg)
 
 static void *rmmod_loop(void *arg)
 {
-	while (!u->rmmod_stop) {
+	while (!load_acquire(&u->rmmod_stop)) {
 		u->rmmod_tries++;
 		if (!syscall(__NR_delete_module, "mmap3", O_NONBLOCK)) {
 			u->rmmod_ok_at = now_ns();
@@ -1553,7 +1567,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	if (dm_disk_delay(&delay_disk, DELAY_MS))
 		SKIP(return, "no dm-delay target: %s", strerror(errno));
 	nfiles = 0;
-	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(names); i++) {
 		const char *name = names[i];
 
 		ASSERT_EQ(0, add_fixture(delay_disk.mnt, name))
@@ -1564,7 +1578,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	ASSERT_NE(MAP_FAILED, u);
 	u->log = calloc(UNLOAD_LOG_MAX, sizeof(*u->log));
 	ASSERT_NE(NULL, u->log);
-	u->phase = PAUSE;
+	store_release(&u->phase, PAUSE);
 
 	if (module_loaded())
 		ASSERT_EQ(0, syscall(__NR_delete_module, "mmap3", O_NONBLOCK))
@@ -1589,7 +1603,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 			TH_LOG("cycle %d: events: %s", cycle, strerror(errno));
 		u->nlog = 0;
 		w.open = now_ns();
-		u->phase = RUN;
+		store_release(&u->phase, RUN);
 
 		/* The events, and at most one deferred read per worker, pin the module. */
 		t0 = now_ns();
@@ -1600,14 +1614,14 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 			if (refcnt > refcnt_max)
 				refcnt_max = refcnt;
 			ASSERT_LE(ncpus, refcnt) TH_LOG("cycle %d: refcnt %ld", cycle, refcnt);
-			ASSERT_GE(ncpus + nworkers, refcnt) TH_LOG("cycle %d: refcnt %ld",
-								    cycle, refcnt);
+			ASSERT_GE(ncpus + nworkers, refcnt)
+				TH_LOG("cycle %d: refcnt %ld", cycle, refcnt);
 			collector_drain(&c);
 			usleep(2000);
 		} while (now_ns() - t0 < UNLOAD_RUN_MS * 1000000ULL);
 
 		/* delete_module() in a loop, racing the closes and the reads. */
-		u->rmmod_stop = 0;
+		store_release(&u->rmmod_stop, 0);
 		u->rmmod_ok_at = 0;
 		u->rmmod_tries = 0;
 		ASSERT_EQ(0, pthread_create(&rm, NULL, rmmod_loop, NULL));
@@ -1626,12 +1640,12 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 		/* Until every pending read is done, then the module goes. */
 		while (!u->rmmod_ok_at && now_ns() - t0 < 60 * 1000000000ULL)
 			usleep(1000);
-		u->rmmod_stop = 1;
+		store_release(&u->rmmod_stop, 1);
 		pthread_join(rm, NULL);
 		rmmod_tries += u->rmmod_tries;
 		ASSERT_NE(0, u->rmmod_ok_at)
-			TH_LOG("cycle %d: rmmod still fails 60 s after the last close: "
-			       "refcnt %ld", cycle, mmap3_refcnt());
+			TH_LOG("cycle %d: rmmod still fails 60 s after the last close: refcnt %ld",
+			       cycle, mmap3_refcnt());
 		ASSERT_LT(t0, u->rmmod_ok_at) TH_LOG("cycle %d: unloaded before the last close",
 						     cycle);
 		if (u->rmmod_ok_at - t0 > slowest)
@@ -1640,7 +1654,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 			TH_LOG("cycle %d: delete_module(): %s", cycle, strerror(u->rmmod_errno));
 		ASSERT_FALSE(module_loaded());
 
-		u->phase = PAUSE;
+		store_release(&u->phase, PAUSE);
 		while (__atomic_load_n(&u->paused, __ATOMIC_SEQ_CST) < nworkers)
 			usleep(500);
 		ASSERT_EQ(-1, mmap3_open(0, 0));
@@ -1657,18 +1671,17 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 		if (!tally_clean(&t) || lost)
 			break;
 	}
-	u->phase = QUIT;
+	store_release(&u->phase, QUIT);
 	for (i = 0; i < nworkers; i++)
 		pthread_join(workers[i], NULL);
 
-	TH_LOG("%d cycles in %.1f s on %d CPUs (%s kernel), %d workers, reads delayed %d ms: "
-	       "%llu mappings in flight when the rings were read, %llu delete_module() "
-	       "calls, unloaded at most %.1f ms after the last close began; "
-	       "refcnt with the events open: %ld..%ld; %llu refused; %llu lost",
-	       cycle, (now_ns() - start) / 1e9, ncpus, kernel, nworkers, DELAY_MS,
-	       (unsigned long long)in_flight,
-	       (unsigned long long)rmmod_tries, slowest / 1e6, refcnt_min, refcnt_max,
-	       (unsigned long long)u->refused, (unsigned long long)lost);
+	TH_LOG("%d cycles in %.1f s on %d CPUs (%s kernel), %d workers, reads delayed %d ms:",
+	       cycle, (now_ns() - start) / 1e9, ncpus, kernel, nworkers, DELAY_MS);
+	TH_LOG("%llu mappings in flight when the rings were read, %llu delete_module() calls,",
+	       (unsigned long long)in_flight, (unsigned long long)rmmod_tries);
+	TH_LOG("unloaded at most %.1f ms after the last close began;", slowest / 1e6);
+	TH_LOG("refcnt with the events open: %ld..%ld; %llu refused; %llu lost",
+	       refcnt_min, refcnt_max, (unsigned long long)u->refused, (unsigned long long)lost);
 	print_tally(_metadata, &t);
 	EXPECT_EQ(0, lost);
 	expect_clean(_metadata, &t);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,31 @@
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
+
+/* C11's alignment specifier: put it before the name, with the type. */
+#ifndef __aligned
+#define __aligned(x)	alignas(x)
+#endif
+
+/*
+ * A flag that other threads or processes set or read: READ_ONCE() and
+ * WRITE_ONCE() with acquire and release ordering.
+ */
+static inline int load_acquire(const int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_release(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* A system call failed because the kernel does not have it. */
+static inline bool no_such_syscall(long ret)
+{
+	return ret < 0 && errno == ENOSYS;
+}
 
 /* PERF_RECORD_MMAP3 up to the file name (DESIGN.md, normative). */
 struct mmap3_record {
@@ -676,7 +702,7 @@ struct mmap3_capture {
 	int n;			/* MMAP3 records with that address */
 	int n_other;		/* other MMAP3 records */
 	/* The last record of the mapping, up to PATH_MAX of its file name. */
-	unsigned char rec[sizeof(struct mmap3_record) + PATH_MAX] __attribute__((aligned(8)));
+	unsigned char __aligned(8) rec[sizeof(struct mmap3_record) + PATH_MAX];
 };
 
 static inline const struct mmap3_record *captured(const struct mmap3_capture *c)
