@@ -26,9 +26,16 @@ log "$(basename "$selftests") is up to date with tests/kselftest"
 mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 
+# The selftests' two ENOSYS are what the codes mean there: a system call
+# the kernel lacks, and FUSE's "operation not implemented" reply (the cover
+# letter says so); any other finding fails.
 log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches"
-"$KSRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types "${kpatches[@]}" ||
-	die "checkpatch.pl --strict reports problems (above)"
+for p in "${kpatches[@]}"; do
+	ignore=()
+	case "$p" in */0004-selftests-*) ignore=(--ignore ENOSYS) ;; esac
+	"$KSRC/scripts/checkpatch.pl" --strict --quiet --no-tree --show-types "${ignore[@]}" "$p" ||
+		die "checkpatch.pl --strict reports problems in $(basename "$p") (above)"
+done
 log "checkpatch.pl --strict on ${#ppatches[@]} perf patches (errors fail)"
 out=$("$KSRC/scripts/checkpatch.pl" --strict --terse --no-tree --show-types "${ppatches[@]}" || true)
 printf '%s\n' "$out" | grep -E ': (ERROR|WARNING|CHECK):' >&2 || true
