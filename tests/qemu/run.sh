@@ -55,16 +55,31 @@ cycles=${MMAP3_UNLOAD_CYCLES:-20}
 [ "$MMAP3_KERNEL" = debug ] && cycles=${MMAP3_UNLOAD_CYCLES:-200}
 accel=tcg
 [ "${MMAP3_KVM:-0}" = 1 ] && accel=kvm
-log "booting the guest ($accel, $smp CPUs) for $script; logs in $logs"
-set +e
-timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
-	-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
-	-display none -monitor none -no-reboot \
-	-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
-	${MMAP3_QEMU_OPTS:-} </dev/null >"$logs/qemu.log" 2>&1
-qemu_rc=$?
-set -e
+boot() {
+	log "booting the guest ($accel, $smp CPUs) for $script; logs in $logs"
+	set +e
+	timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
+		-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
+		-display none -monitor none -no-reboot \
+		-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
+		${MMAP3_QEMU_OPTS:-} </dev/null >"$logs/qemu.log" 2>&1
+	qemu_rc=$?
+	set -e
+}
+boot
+# QEMU 7.2's multi-threaded TCG sometimes runs a stale int3 that the
+# kernel's text patching (static keys, flipped at boot and whenever perf
+# events come and go) had already removed: "Oops: int3" at a static-key
+# site, seen in 2 of about 100 boots on SMP guests. Nothing of ours writes
+# int3. Such a run is kept (console.int3.log) and booted once more; a
+# second one fails like any oops.
+if grep -q 'Oops: int3' "$logs/console.log"; then
+	mv "$logs/console.log" "$logs/console.int3.log"
+	mv "$logs/tests.log" "$logs/tests.int3.log"
+	log "the guest hit a stale int3 (TCG cross-modifying code; $logs/console.int3.log): booting once more"
+	boot
+fi
 rm -f "$logs/initramfs.cpio.gz"
 
 # Results, one test binary at a time (begin/end markers from the script).
