@@ -244,6 +244,7 @@ fn file_to_read(vma: &Vma) -> Result<&File, Answer> {
 }
 
 /// Where a [`FileReader`] gets the bytes.
+#[derive(Clone, Copy)]
 enum Source<'a> {
     /// Only what the page cache holds (under `mmap_lock`).
     Cached(&'a File),
@@ -293,6 +294,36 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
             _ => Answer::Missing(Status::IoError),
         },
     })
+}
+
+/// Parses the note of a file that may be changing under the read, and the
+/// file's identity before and after.
+///
+/// A `write()` in progress, or a writer through a shared mapping, can leave
+/// the note half old and half new when it is read: an id the file never
+/// had. When the file has a writer, or its identity moved, the note is read
+/// again until two reads agree; a file that keeps changing gives
+/// [`Status::IoError`].
+fn parse_stable(
+    source: Source<'_>,
+    identity: impl Fn() -> Identity,
+) -> Result<(Answer, Identity, Identity), Error> {
+    let first = identity();
+    let mut before = first;
+    let mut answer = parse(source)?;
+    for _ in 0..4 {
+        let after = identity();
+        if !before.writers && !after.writers && before == after {
+            return Ok((answer, first, after));
+        }
+        let again = parse(source)?;
+        if again == answer {
+            return Ok((answer, first, identity()));
+        }
+        answer = again;
+        before = after;
+    }
+    Ok((Answer::Missing(Status::IoError), first, identity()))
 }
 
 /// What the hook found out about a mapping, ready or to be read.
@@ -357,9 +388,9 @@ impl Mmap3Provider {
             }
         }
         stats::add(Stat::Misses, 1);
-        match parse(Source::Cached(file)) {
-            Ok(answer) => {
-                self.remember(&id, &file.identity(), answer);
+        match parse_stable(Source::Cached(file), || file.identity()) {
+            Ok((answer, before, after)) => {
+                self.remember(&before, &after, answer);
                 Lookup::Ready(answer)
             }
             Err(_) => Lookup::Read(file.pin()),
@@ -464,12 +495,11 @@ impl Mmap3Provider {
         }
         // The server of a FUSE mount would wait for itself: a read of its
         // own file system needs a reply that only it can give.
-        let answer = if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
-            Answer::Missing(Status::Skipped)
-        } else {
-            parse(Source::Io(file)).unwrap_or(Answer::Missing(Status::IoError))
-        };
-        let after = file.identity();
+        if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
+            return Answer::Missing(Status::Skipped);
+        }
+        let (answer, before, after) = parse_stable(Source::Io(file), || file.identity())
+            .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
         self.remember(&before, &after, answer);
         recent.put(after, answer);
         answer
