@@ -46,20 +46,7 @@ mkdir -p "$HOME"
 # Leaks at exit are not what this looks for; an ASan error exits 99.
 export ASAN_OPTIONS=detect_leaks=0:exitcode=99
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
-# run NAME CMD...: output in $tmp/NAME.out, exit code in $tmp/NAME.rc.
-run() {
-	local name=$1
-	shift
-	set +e
-	"$@" >"$tmp/$name.out" 2>&1
-	echo $? >"$tmp/$name.rc"
-	set -e
-}
-rc() { cat "$tmp/$1.rc"; }
+. "$MMAP3_ROOT/tests/perf/tap.sh"
 # sane NAME: no signal (129..159), no ASan exit (99) or report.
 sane() {
 	local r

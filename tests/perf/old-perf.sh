@@ -26,21 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 export HOME=$tmp/home
 mkdir -p "$HOME"
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
-# run NAME PERF ARGS...: run perf, keep its output in $tmp/NAME.out, its
-# exit code in $tmp/NAME.rc; never fails.
-run() {
-	local name=$1
-	shift
-	set +e
-	"$@" >"$tmp/$name.out" 2>&1
-	echo $? >"$tmp/$name.rc"
-	set -e
-}
-rc() { cat "$tmp/$1.rc"; }
+. "$MMAP3_ROOT/tests/perf/tap.sh"
 # no_crash NAME: not killed by a signal (exit 129..159 from the shell; perf
 # itself exits 255 for -1) and no sanitizer or abort text.
 no_crash() {
