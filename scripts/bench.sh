@@ -1,88 +1,173 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`: what MMAP3 costs against MMAP2 and upstream's build-ids.
-#   1. the patched test kernel, the module, and the unpatched kernel
-#      (MMAP3_KERNEL=upstream: mmap3-base without the series; all cached);
-#   2. stage the guest (scripts/guest.sh --stage) plus the benchmark
-#      (tests/bench/mmap3_bench.c, tests/bench/tiny.c, the guest scripts);
-#   3. boot the patched kernel once (tests/bench/bench.sh), then the
-#      unpatched kernel once (bench-upstream.sh);
-#   4. scripts/bench_report.py turns the guest's "bench ..." lines into a
-#      markdown report in $MMAP3_CACHE/bench/, printed here too.
+#   1. the patched test kernel, the module, perf (scripts/perf.sh) and the
+#      unpatched kernel (MMAP3_KERNEL=upstream: mmap3-base without the
+#      series; all cached);
+#   2. stage the guest (scripts/guest.sh --stage) plus the benchmark: the
+#      programs (tests/bench/*.c), the guest scripts, and bench.img, an ext2
+#      image with a static binary, the dynamic workload programs, their
+#      loader and libraries (tests/bench/bw.c, libbw.c) and some sources;
+#      bench.manifest: the build-id of each of its files (readelf -n);
+#   3. boot, MMAP3_BENCH_BOOTS times in turn: the patched kernel on
+#      MMAP3_SMP CPUs (default 4) for the warm, tmpfs, exec, threads and
+#      cover items; the patched kernel on 1 CPU for the cold items (behind
+#      dm-delay) and the real workload under perf record; the unpatched
+#      kernel on MMAP3_SMP CPUs for its warm and cover items. The guest
+#      script is tests/bench/bench.sh (bench-upstream.sh); bench.conf says
+#      which items a boot runs. A boot that does not finish within
+#      MMAP3_TIMEOUT (default 600 s) is run again, once: QEMU's -icount has
+#      stalled a guest waiting on dm-delay (tests/bench/NOTES.md);
+#   4. scripts/bench_report.py turns the guests' "bench ..." lines into a
+#      markdown report in $MMAP3_CACHE/bench/ (one file per run, kept),
+#      printed here too; its last line is "targets: N met, M missed, K ties".
 # QEMU runs with -icount shift=0: the guest's clock advances 1 ns per guest
 # instruction, so that guest times do not depend on the load of the host
 # (MMAP3_BENCH_ICOUNT=0: plain TCG, host time, 4 ms jiffies clock in the
-# guest: raise the counts then). Counts (environment): MMAP3_BENCH_CYCLES,
-# MMAP3_BENCH_EXEC_CYCLES (cycles of interleaved configurations, see
-# tests/bench/mmap3_bench.c), MMAP3_BENCH_{MAP,COLD,EXEC}_ITERS (calls per
-# configuration and block).
+# guest: raise the counts then). Counts (environment, defaults below):
+# MMAP3_BENCH_BOOTS, MMAP3_BENCH_CYCLES and MMAP3_BENCH_EXEC_CYCLES (cycles of
+# interleaved configurations per boot, see tests/bench/mmap3_bench.c),
+# MMAP3_BENCH_{MAP,EXEC}_ITERS (calls per configuration and block),
+# MMAP3_BENCH_THREAD_{ITERS,CYCLES}, MMAP3_BENCH_COLD_SAMPLES (per
+# configuration, delay, operation and boot), MMAP3_BENCH_COLD_DELAYS (ms
+# per I/O), MMAP3_BENCH_WORKLOAD_ITERS (iterations of the workload per run,
+# 0: none), MMAP3_BENCH_WORKLOAD_BOOTS (how many boots run it).
 . "$(dirname "$0")/lib.sh"
 
-cycles=${MMAP3_BENCH_CYCLES:-8}
-exec_cycles=${MMAP3_BENCH_EXEC_CYCLES:-8}
-map_iters=${MMAP3_BENCH_MAP_ITERS:-2000}
-cold_iters=${MMAP3_BENCH_COLD_ITERS:-2000}
-exec_iters=${MMAP3_BENCH_EXEC_ITERS:-25}
+boots=${MMAP3_BENCH_BOOTS:-5}
+cycles=${MMAP3_BENCH_CYCLES:-4}
+exec_cycles=${MMAP3_BENCH_EXEC_CYCLES:-4}
+map_iters=${MMAP3_BENCH_MAP_ITERS:-1000}
+exec_iters=${MMAP3_BENCH_EXEC_ITERS:-50}
+thread_iters=${MMAP3_BENCH_THREAD_ITERS:-500}
+thread_cycles=${MMAP3_BENCH_THREAD_CYCLES:-2}
+cold_samples=${MMAP3_BENCH_COLD_SAMPLES:-6}
+cold_delays=${MMAP3_BENCH_COLD_DELAYS:-2 10}
+workload_iters=${MMAP3_BENCH_WORKLOAD_ITERS:-1000}
+workload_boots=${MMAP3_BENCH_WORKLOAD_BOOTS:-$boots}
+smp=${MMAP3_SMP:-4}
+threads="1 2 4"
+[ "$smp" -ge 4 ] || threads="1 $smp"
 if [ "${MMAP3_BENCH_ICOUNT:-1}" = 1 ]; then
 	timing=icount
-	export MMAP3_QEMU_OPTS="-icount shift=0,sleep=on"
+	export MMAP3_QEMU_OPTS="-icount shift=0,sleep=off"
 else
 	timing=host
 fi
-timeout=${MMAP3_TIMEOUT:-900}
+timeout=${MMAP3_TIMEOUT:-600}
 
 start=$SECONDS
 # The benchmark is of the test kernel, whatever MMAP3_KERNEL says.
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/module.sh"
+[ "$workload_iters" = 0 ] || MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/guest.sh" --stage
 
 guest=$MMAP3_WORK/guest
 kobj=$MMAP3_CACHE/kernel-build
+bench=$MMAP3_ROOT/tests/bench
+build_id() { readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p'; }
 log "building the benchmark"
-gcc -O2 -Wall -static -isystem "$kobj/usr/include" -o "$guest/mmap3_bench" \
-	"$MMAP3_ROOT/tests/bench/mmap3_bench.c"
-gcc -O2 -Wall -nostdlib -static -Wl,--build-id=sha1 -o "$guest/tiny" \
-	"$MMAP3_ROOT/tests/bench/tiny.c"
-tiny_id=$(readelf -n "$guest/tiny" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p')
-[ -n "$tiny_id" ] || die "tests/bench/tiny.c: no build-id"
-cp "$MMAP3_ROOT/tests/bench/bench.sh" "$MMAP3_ROOT/tests/bench/bench-upstream.sh" "$guest/"
-cat >"$guest/bench.conf" <<EOF
+gcc -O2 -Wall -static -isystem "$kobj/usr/include" -o "$guest/mmap3_bench" "$bench/mmap3_bench.c"
+gcc -O2 -Wall -static -isystem "$kobj/usr/include" -o "$guest/perfdata" "$bench/perfdata.c"
+gcc -O2 -Wall -nostdlib -static -Wl,--build-id=sha1 -o "$guest/tiny" "$bench/tiny.c"
+# The benchmark's disk, mounted at /slow in the guest: the dynamic programs
+# find their loader and libraries there, not on the initramfs.
+disk=$MMAP3_WORK/bench-disk
+rm -rf "$disk"
+mkdir -p "$disk"/{bin,lib,src}
+cp -L /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 "$disk/lib/"
+cp "$guest/tiny" "$disk/bin/tiny"
+gcc -O2 -Wall -shared -fPIC -Wl,--build-id=sha1 -o "$disk/lib/libbw.so" "$bench/libbw.c"
+# ROUNDS: how much each program works (the share of samples in it).
+for tool in true:0 cc:8 as:3 ld:2; do
+	gcc -O2 -Wall -DTOOL="\"${tool%%:*}\"" -DROUNDS="${tool##*:}" -Wl,--build-id=sha1 \
+		-Wl,--dynamic-linker=/slow/lib/ld-linux-x86-64.so.2 -Wl,-rpath,/slow/lib \
+		-o "$disk/bin/bw-${tool%%:*}" "$bench/bw.c" -L"$disk/lib" -lbw
+done
+cp "$bench"/*.c "$MMAP3_ROOT"/src/*.rs "$disk/src/"
+: >"$guest/bench.manifest"
+for f in "$disk"/bin/* "$disk"/lib/*; do
+	id=$(build_id "$f")
+	[ -n "$id" ] || die "$f: no build-id"
+	echo "/slow/${f#"$disk"/} $id" >>"$guest/bench.manifest"
+done
+mke2fs -q -t ext2 -b 4096 -d "$disk" "$guest/bench.img" 16M >/dev/null
+rm -rf "$disk"
+cp "$bench/bench.sh" "$bench/bench-upstream.sh" "$bench/workload.sh" "$guest/"
+manifest_id() { sed -n "s#^$1 ##p" "$guest/bench.manifest"; }
+
+# conf BOOT ITEMS: the guest's bench.conf for one boot.
+conf() {
+	cat >"$guest/bench.conf" <<EOF
+BOOT=$1
+ITEMS="$2"
 CYCLES=$cycles
 EXEC_CYCLES=$exec_cycles
 MAP_ITERS=$map_iters
-COLD_ITERS=$cold_iters
 EXEC_ITERS=$exec_iters
+THREADS="$threads"
+THREAD_ITERS=$thread_iters
+THREAD_CYCLES=$thread_cycles
+COLD_SAMPLES=$cold_samples
+COLD_DELAYS="$cold_delays"
+WORKLOAD_ITERS=$workload_iters
+WORKLOAD_DELAY=2
 TIMING=$timing
-TINY_BUILD_ID=$tiny_id
+TINY_BUILD_ID=$(manifest_id /slow/bin/tiny)
+BW_TRUE_BUILD_ID=$(manifest_id /slow/bin/bw-true)
+LIBC_BUILD_ID=$(manifest_id /slow/lib/libc.so.6)
 EOF
-
-# boot VARIANT SCRIPT: boots, fails on a failed run; sets $out to its tests.log.
-boot() {
-	local err=$MMAP3_WORK/bench-boot.err result
-	result=$(MMAP3_KERNEL=$1 "$MMAP3_ROOT/tests/qemu/run.sh" "$2" "$timeout" \
-		2> >(tee "$err" >&2) | tail -n 1)
-	wait # for tee
-	out=$(sed -n 's/.*test output: \(.*tests\.log\)$/\1/p' "$err" | tail -n 1)
-	[ -f "$out" ] || die "no output from the $1 kernel's run"
-	read -r _ failed _ <<<"$result"
-	[ "$failed" = 0 ] || die "the benchmark failed on the $1 kernel (see $out)"
 }
 
-t=$SECONDS
-boot test bench.sh
-patched=$out
-log "patched kernel: $((SECONDS - t)) s"
-t=$SECONDS
-boot upstream bench-upstream.sh
-upstream=$out
-log "unpatched kernel: $((SECONDS - t)) s"
+# boot VARIANT CPUS SCRIPT: boots, fails on a failed run; sets $out to its
+# tests.log. A boot that timed out is run again, once.
+retries=0
+boot() {
+	local err=$MMAP3_WORK/bench-boot.err result try
+	for try in 1 2; do
+		result=$(MMAP3_KERNEL=$1 MMAP3_SMP=$2 "$MMAP3_ROOT/tests/qemu/run.sh" "$3" "$timeout" \
+			2> >(tee "$err" >&2) | tail -n 1)
+		wait # for tee
+		out=$(sed -n 's/.*test output: \(.*tests\.log\)$/\1/p' "$err" | tail -n 1)
+		[ -f "$out" ] || die "no output from the $1 kernel's run"
+		read -r _ failed _ <<<"$result"
+		[ "$failed" = 0 ] && return
+		if [ "$try" = 1 ] && grep -q 'did not finish within' "$err"; then
+			log "the $1 kernel's run stalled ($out): running it again"
+			retries=$((retries + 1))
+			continue
+		fi
+		die "the benchmark failed on the $1 kernel (see $out)"
+	done
+}
+
+patched=()
+upstream=()
+for ((b = 1; b <= boots; b++)); do
+	items="cold"
+	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="cold workload"
+	t=$SECONDS
+	conf "$b" "warm tmpfs exec threads cover"
+	boot test "$smp" bench.sh
+	patched+=("$out")
+	conf "$b" "$items"
+	boot test 1 bench.sh
+	patched+=("$out")
+	log "patched kernel, boot $b of $boots ($smp CPUs, then 1 CPU): $((SECONDS - t)) s"
+	t=$SECONDS
+	conf "$b" "warm cover"
+	boot upstream "$smp" bench-upstream.sh
+	upstream+=("$out")
+	log "unpatched kernel, boot $b of $boots: $((SECONDS - t)) s"
+done
 
 dir=$MMAP3_CACHE/bench
 mkdir -p "$dir"
 report=$dir/report-$(date +%Y%m%d-%H%M%S).md
-python3 "$MMAP3_ROOT/scripts/bench_report.py" "$patched" "$upstream" >"$report"
+python3 "$MMAP3_ROOT/scripts/bench_report.py" --retries "$retries" --patched "${patched[@]}" \
+	--upstream "${upstream[@]}" >"$report"
 cat "$report"
 echo
-log "report: $report (raw lines: $patched, $upstream); make bench took $((SECONDS - start)) s"
+log "report: $report; make bench took $((SECONDS - start)) s"

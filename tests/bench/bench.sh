@@ -2,47 +2,114 @@
 # The guest script of `make bench` (scripts/bench.sh): runs in the guest
 # from /tests and prints one "bench ..." line per measurement, between the
 # begin/end markers tests/qemu/run.sh expects. bench.conf (written by
-# scripts/bench.sh) sets the counts. KERNEL is "patched" here, "upstream"
-# in bench-upstream.sh (the unpatched kernel: no module, no MMAP3).
-# mmap3_bench interleaves the configurations itself (see its comment); the
-# items are those of the report (scripts/bench_report.py).
+# scripts/bench.sh before each boot) sets the counts, the boot's number
+# and whether this boot runs the real workload. KERNEL is "patched" here,
+# "upstream" in bench-upstream.sh (the unpatched kernel: no module, no
+# MMAP3). mmap3_bench interleaves the configurations itself (see its
+# comment); the items are those of the report (scripts/bench_report.py),
+# what each shows and cannot show is in tests/bench/NOTES.md.
 . ./bench.conf
 KERNEL=${KERNEL:-patched}
-FILE=/mnt/bid20.elf	# an ELF file on the ext2 disk: its pages can be dropped
+FILE=/mnt/bid20.elf	# an ELF file on the ext2 disk (loop0)
+SLOW=/slow		# /tests/bench.img: ext2 behind dm-delay (loop1)
 fail=0
+
+# want ITEM: whether this boot runs ITEM (bench.conf's ITEMS).
+want() {
+	case " $ITEMS " in *" $1 "*) return 0 ;; *) return 1 ;; esac
+}
 
 # step ITEM ARG...: mmap3_bench ARG..., its lines tagged with the report's item.
 step() {
 	item=$1
 	shift
 	echo "# $(($(date +%s) - start)) s: $*"
-	BENCH_TAG="kernel=$KERNEL item=$item" ./mmap3_bench "$@" || fail=1
+	BENCH_TAG="kernel=$KERNEL boot=$BOOT item=$item${TAG:+ $TAG}" ./mmap3_bench "$@" || fail=1
 }
 
 echo "mmap3-test: begin bench-$KERNEL"
 start=$(date +%s)
 echo "# $KERNEL kernel: Linux $(uname -r), $(nproc) CPU(s), clock source $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 echo "# bench.conf: $(grep -v '^#' bench.conf | tr '\n' ' ')"
-step 2 resident $FILE
+step resident resident $FILE
+ref=
+[ "$TIMING" = host ] && ref=ref
 
-# 4. The same in both kernels, the module loaded in the patched one, no
-# MMAP3 event: ref is a user-space loop, the host's speed in each boot.
-[ "$KERNEL" = patched ] && insmod /tests/mmap3.ko
-step 4 map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid ref
-if [ "$KERNEL" = patched ]; then
-	# 1. warm
-	step 1 map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc
-	# 2. cold
-	step 2 map $FILE cold "$COLD_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc
-	# 3. exec
-	step 3 exec /tests/tiny "$TINY_BUILD_ID" "$EXEC_ITERS" "$EXEC_CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc
-	# 5. coverage: cold first, while the cache does not know the files
-	step 5 cover /mnt cold mmap2bid mmap3 mmap3-nc
-	step 5 cover /mnt warm mmap2bid mmap3 mmap3-nc
-	rmmod mmap3 || fail=1
-else
-	step 5 cover /mnt cold mmap2bid
-	step 5 cover /mnt warm mmap2bid
+if [ "$KERNEL" = upstream ]; then
+	# The series' cost to MMAP2 users: the same loop as the patched
+	# kernel's "warm" item, without the series.
+	want warm && step warm map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid $ref
+	want cover && step cover cover /mnt cold mmap2bid
+	want cover && step cover cover /mnt warm mmap2bid
+	echo "# $(($(date +%s) - start)) s: done"
+	echo "mmap3-test: end bench-$KERNEL rc=$fail"
+	exit 0
 fi
+
+insmod /tests/mmap3.ko || fail=1
+./mmap3_bench disk up /tests/bench.img $SLOW || fail=1
+cp $FILE /tmp/bid20.elf
+
+# warm: mmap+munmap of a file on ext2 (the module answers from its cache)
+want warm && step warm map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc $ref
+# tmpfs: the same file on tmpfs (parsed from the page cache every time)
+want tmpfs && step tmpfs map /tmp/bid20.elf warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3
+# exec: fork+exec+wait of a static binary on ext2, then on tmpfs
+want exec && step exec exec $SLOW/bin/tiny "$TINY_BUILD_ID" "$EXEC_ITERS" "$EXEC_CYCLES" none mmap2 mmap2bid mmap3
+want exec && step exec-tmpfs exec /tests/tiny "$TINY_BUILD_ID" "$EXEC_ITERS" "$EXEC_CYCLES" none mmap2 mmap2bid mmap3
+# threads: 1, 2 and 4 tasks mapping at once, system-wide event
+want threads || THREADS=
+for t in $THREADS; do
+	[ "$t" -le "$(nproc)" ] || { echo "# threads: $t tasks > $(nproc) CPUs"; fail=1; continue; }
+	step threads threads $FILE "$THREAD_ITERS" "$THREAD_CYCLES" "$t" none mmap2bid mmap3
+done
+# cold: first exec / first mmap with nothing cached, the disk slowed down.
+# MMAP3 with cache_entries=0: every lookup is a first one.
+want cold || COLD_DELAYS=
+for ms in $COLD_DELAYS; do
+	./mmap3_bench disk delay "$ms" || fail=1
+	TAG="delay=$ms" step cold cold exec $SLOW/bin/bw-true "$BW_TRUE_BUILD_ID" "$COLD_SAMPLES" none mmap2bid mmap3-nc
+	TAG="delay=$ms" step cold cold map-bare $SLOW/lib/libc.so.6 "$LIBC_BUILD_ID" "$COLD_SAMPLES" none mmap2bid mmap3-nc
+	TAG="delay=$ms" step cold cold map-hdr $SLOW/lib/libc.so.6 "$LIBC_BUILD_ID" "$COLD_SAMPLES" none mmap2bid mmap3-nc
+done
+./mmap3_bench disk delay 0 || fail=1
+# cover: every fixture, cold first, while the cache does not know the files
+want cover && step cover cover /mnt cold mmap2bid mmap3 mmap3-nc
+want cover && step cover cover /mnt warm mmap2bid mmap3 mmap3-nc
+
+# workload: a build-like shell loop of dynamic programs from the slow disk,
+# cold at the start, under perf record -a.
+if want workload; then
+	export PATH=/tests/perf:$PATH
+	./mmap3_bench disk delay "$WORKLOAD_DELAY" || fail=1
+	# No ASLR here: QEMU then reuses its translations of ld.so and libc
+	# from one exec to the next (the same guest instructions, half the
+	# host time).
+	echo 0 >/proc/sys/kernel/randomize_va_space
+	for mode in none plain buildid-mmap mmap3; do
+		rmmod mmap3 && insmod /tests/mmap3.ko || fail=1
+		rm -f /tmp/perf.data
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		case $mode in
+		none) cmd="sh ./workload.sh $WORKLOAD_ITERS" ;;
+		plain) cmd="perf record -a -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		*) cmd="perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		esac
+		echo "# $(($(date +%s) - start)) s: workload $mode: $cmd"
+		BENCH_TAG="kernel=$KERNEL boot=$BOOT item=workload mode=$mode" ./mmap3_bench run $cmd \
+			>/tmp/workload.out 2>&1 || fail=1
+		grep '^bench ' /tmp/workload.out
+		grep -v '^bench ' /tmp/workload.out | grep -i 'perf record\|lost\|warn\|error' | sed 's/^/# /'
+		[ "$mode" = none ] && continue
+		BENCH_TAG="kernel=$KERNEL boot=$BOOT item=workload mode=$mode" \
+			./perfdata /tmp/perf.data /tests/bench.manifest || fail=1
+	done
+	echo 2 >/proc/sys/kernel/randomize_va_space
+	./mmap3_bench disk delay 0 || fail=1
+fi
+cat /sys/kernel/debug/mmap3/stats | sed 's/^/# stats: /'
+umount $SLOW
+rmmod mmap3 || fail=1
 echo "# $(($(date +%s) - start)) s: done"
 echo "mmap3-test: end bench-$KERNEL rc=$fail"

@@ -11,11 +11,29 @@
  *   mmap3_bench exec BIN BUILDID ITERS CYCLES CFG...
  *	fork+exec+wait of BIN, with a system-wide event (one per CPU, pid -1);
  *	counts the records of BIN with BUILDID
+ *   mmap3_bench threads FILE ITERS CYCLES TASKS CFG...
+ *	TASKS processes, one per CPU (CPUs 0 to TASKS-1), each ITERS
+ *	mmap+munmap of FILE at once, under a system-wide event; each drains
+ *	the ring of its CPU. Times from the first start to the last end.
+ *   mmap3_bench cold exec BIN BUILDID SAMPLES CFG...
+ *   mmap3_bench cold map-bare|map-hdr FILE BUILDID SAMPLES CFG...
+ *	each sample: drop the page cache, dentries and inodes (drop_caches),
+ *	then time the first fork+exec+wait of BIN (a system-wide event), or
+ *	the first mmap() of FILE (an event on the task), after reading its
+ *	first 832 bytes as ld.so does (map-hdr) or not (map-bare); counts the
+ *	sectors read from FILE's disk (/sys/dev/block/M:N/stat)
+ *   mmap3_bench disk up IMG MNT | disk delay MS | disk down MNT
+ *	IMG on /dev/loop1 behind the device-mapper device "mmap3bench",
+ *	ext2, mounted read-only at MNT; "delay" swaps its table to dm-delay
+ *	with MS per I/O (0: linear)
  *   mmap3_bench cover DIR warm|cold CFG...
  *	maps every file of MANIFEST with a build-id from DIR, warm (read
  *	first) or cold (dropped first), and counts the right build-ids
  *   mmap3_bench resident FILE
  *	FILE's pages in the page cache after a read, and after a drop
+ *   mmap3_bench run CMD ARG...
+ *	runs CMD, prints its wall time and the user and system time of it
+ *	and its descendants
  *
  * A configuration (CFG) is what listens: none (no event), mmap2
  * (attr.mmap2), mmap2bid (attr.mmap2 + attr.build_id: upstream's
@@ -50,9 +68,11 @@
  * into each line.
  */
 #include "../kselftest/mmap3_util.h"	/* first: it defines _GNU_SOURCE */
+#include "../kselftest/mmap3_dm.h"
 
 #include <sched.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #define RING_PAGES	64
@@ -95,14 +115,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static void pin_cpu0(void)
+static void pin_cpu(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET(0, &set);
+	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		die("sched_setaffinity");
+}
+
+static void pin_cpu0(void)
+{
+	pin_cpu(0);
 }
 
 /* The module: -1 not loaded (or unknown), 0 cache off, 1 cache on. */
@@ -445,34 +470,79 @@ static void exec_collect(const struct perf_event_header *h, void *ctx)
 	}
 }
 
-static void exec_block(const char *cfg, int block, const char *bin,
-		       const char *build_id, long iters)
-{
-	struct exec_count c = { .bin = bin };
+/* One event per CPU (pid -1: every task), or a stand-in ring where there is none. */
+struct cpu_events {
+	int ncpu, nev;
+	int fds[MAX_CPUS];
 	struct ring rings[MAX_CPUS];
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), nev = 0, cpu, records = 0;
-	char *const args[] = { (char *)bin, NULL }, *const env[] = { NULL };
-	unsigned long long lost = 0;
-	struct stats s0, s1;
-	struct sink *sink;
-	uint64_t t0, t1;
-	long i;
+};
 
-	c.want_size = hex_to_bytes(build_id, c.want, BUILD_ID_SIZE_MAX);
-	if (ncpu > MAX_CPUS)
-		ncpu = MAX_CPUS;
-	for (cpu = 0; cpu < ncpu; cpu++) {
+static int online_cpus(void)
+{
+	int n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > MAX_CPUS ? MAX_CPUS : n;
+}
+
+/* Opens @cfg's event on each CPU; maps the rings unless @map is false. */
+static void cpu_events_open(struct cpu_events *e, const char *cfg, bool map)
+{
+	int cpu;
+
+	e->ncpu = online_cpus();
+	e->nev = 0;
+	for (cpu = 0; cpu < e->ncpu; cpu++) {
 		int ev = cfg_open(cfg, -1, cpu);
 
-		if (ev == -2 && ring_stand_in(&rings[cpu]))
+		if (ev == -2 && map && ring_stand_in(&e->rings[cpu]))
 			die("mmap");
 		if (ev == -2)
 			continue;
 		if (ev < 0)
 			die("perf_event_open");
-		if (ring_map(&rings[nev++], ev, RING_PAGES))
+		e->fds[e->nev] = ev;
+		if (map && ring_map(&e->rings[e->nev], ev, RING_PAGES))
 			die("mmap ring");
+		e->nev++;
 	}
+}
+
+static void cpu_events_drain(struct cpu_events *e, struct sink *sink)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < e->nev; cpu++)
+		sink_drain(&e->rings[cpu], sink);
+}
+
+static void cpu_events_close(struct cpu_events *e, bool mapped)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < e->ncpu; cpu++)
+		if (cpu < e->nev && mapped)
+			ring_unmap(&e->rings[cpu]);
+		else if (cpu < e->nev)
+			close(e->fds[cpu]);
+		else if (mapped)
+			ring_stand_in_unmap(&e->rings[cpu]);
+}
+
+static void exec_block(const char *cfg, int block, const char *bin,
+		       const char *build_id, long iters)
+{
+	struct exec_count c = { .bin = bin };
+	char *const args[] = { (char *)bin, NULL }, *const env[] = { NULL };
+	unsigned long long lost = 0;
+	struct cpu_events e;
+	struct stats s0, s1;
+	struct sink *sink;
+	uint64_t t0, t1;
+	int records;
+	long i;
+
+	c.want_size = hex_to_bytes(build_id, c.want, BUILD_ID_SIZE_MAX);
+	cpu_events_open(&e, cfg, true);
 
 	sink = sink_get();
 	stats_read(&s0);
@@ -489,17 +559,12 @@ static void exec_block(const char *cfg, int block, const char *bin,
 		}
 		if (waitpid(pid, &status, 0) != pid || status)
 			die("child");
-		for (cpu = 0; cpu < nev; cpu++)
-			sink_drain(&rings[cpu], sink);
+		cpu_events_drain(&e, sink);
 	}
 	t1 = now_ns();
 	stats_read(&s1);
 	records = sink_parse(sink, exec_collect, &c, &lost);
-	for (cpu = 0; cpu < ncpu; cpu++)
-		if (cpu < nev)
-			ring_unmap(&rings[cpu]);
-		else
-			ring_stand_in_unmap(&rings[cpu]);
+	cpu_events_close(&e, true);
 
 	printf("bench %stest=exec cfg=%s block=%d iters=%ld ns=%llu records=%d lost=%llu mmaps=%ld mappings=%ld right=%ld",
 	       tag(), cfg, block, iters, (unsigned long long)(t1 - t0), records,
@@ -513,10 +578,373 @@ static int cmd_exec(int argc, char **argv)
 	long iters = atol(argv[4]);
 	int n = argc - 6, blocks = atoi(argv[5]) * n, b, i;
 
+	/* The children too: no wake-ups of other CPUs in the timed loop. */
+	pin_cpu0();
 	for (b = 0; b < blocks; b++)
 		for (i = 0; i < n; i++)
 			exec_block(rotated(argv + 6, n, b, i), b, argv[2], argv[3], iters);
 	return 0;
+}
+
+/* What each task of `threads` reports, in memory shared with the parent. */
+struct task_result {
+	uint64_t t0, t1;
+	long records;
+	unsigned long long lost;
+};
+
+/* Task @i of a `threads` block: waits on @gate, then maps and unmaps. */
+static void threads_task(int i, const char *path, long iters, struct cpu_events *e,
+			 int gate, struct task_result *res)
+{
+	struct ring *r = NULL;
+	unsigned long long lost = 0;
+	struct sink *sink = sink_get();
+	size_t len;
+	char c;
+	long n;
+	int fd;
+
+	pin_cpu(i);
+	/* The rings are not inherited (VM_DONTCOPY): map this CPU's here. */
+	if (i < e->nev) {
+		r = &e->rings[i];
+		if (ring_map(r, e->fds[i], RING_PAGES))
+			die("mmap ring");
+	}
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		die(path);
+	len = lseek(fd, 0, SEEK_END);
+	warm(fd);
+	for (n = 0; n < 16; n++) {
+		void *p = map_file(fd, len);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		munmap(p, len);
+	}
+	if (r)
+		sink_drain(r, sink);
+	sink->len = 0;
+	if (read(gate, &c, 1) < 0)	/* returns at EOF: the parent closed it */
+		die("read");
+	res->t0 = now_ns();
+	for (n = 0; n < iters; n++) {
+		void *p = map_file(fd, len);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		munmap(p, len);
+		if (r && n % DRAIN_EVERY == DRAIN_EVERY - 1)
+			sink_drain(r, sink);
+	}
+	if (r)
+		sink_drain(r, sink);
+	res->t1 = now_ns();
+	res->records = sink_parse(sink, NULL, NULL, &lost);
+	res->lost = lost;
+	_exit(0);
+}
+
+static void threads_block(const char *cfg, int block, const char *path, long iters,
+			  int tasks)
+{
+	struct task_result *res;
+	struct cpu_events e;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	unsigned long long lost = 0;
+	long records = 0;
+	int gate[2], i;
+
+	/* The events are opened here, the rings mapped by the tasks. */
+	cpu_events_open(&e, cfg, false);
+	if (tasks > e.ncpu) {
+		errno = EINVAL;
+		die("threads: more tasks than CPUs");
+	}
+	res = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED || pipe(gate))
+		die("threads");
+	for (i = 0; i < tasks; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			close(gate[1]);
+			threads_task(i, path, iters, &e, gate[0], &res[i]);
+		}
+	}
+	close(gate[0]);
+	close(gate[1]);
+	for (i = 0; i < tasks; i++) {
+		int status;
+
+		if (wait(&status) < 0 || status)
+			die("task");
+	}
+	for (i = 0; i < tasks; i++) {
+		t0 = res[i].t0 < t0 ? res[i].t0 : t0;
+		t1 = res[i].t1 > t1 ? res[i].t1 : t1;
+		records += res[i].records;
+		lost += res[i].lost;
+	}
+	cpu_events_close(&e, false);
+	munmap(res, 4096);
+	printf("bench %stest=threads tasks=%d cfg=%s block=%d iters=%ld ns=%llu records=%ld lost=%llu\n",
+	       tag(), tasks, cfg, block, iters, (unsigned long long)(t1 - t0), records, lost);
+}
+
+static int cmd_threads(int argc, char **argv)
+{
+	long iters = atol(argv[3]);
+	int tasks = atoi(argv[5]), n = argc - 6, blocks = atoi(argv[4]) * n, b, i;
+
+	for (b = 0; b < blocks; b++)
+		for (i = 0; i < n; i++)
+			threads_block(rotated(argv + 6, n, b, i), b, argv[2], iters, tasks);
+	return 0;
+}
+
+/* The disk that holds @path. */
+static dev_t disk_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		die(path);
+	return st.st_dev;
+}
+
+/* Sectors read so far from @disk (/sys/dev/block/M:N/stat). */
+static unsigned long long disk_sectors(dev_t disk)
+{
+	unsigned long long v[3];
+	char sys[64];
+	FILE *f;
+
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/stat", major(disk), minor(disk));
+	f = fopen(sys, "r");
+	if (!f || fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) != 3)
+		die(sys);
+	fclose(f);
+	return v[2];
+}
+
+/* Whether the record of the mapping at MAP_AT has the build-id wanted. */
+struct at_count {
+	uint8_t want[BUILD_ID_SIZE_MAX];
+	int want_size;
+	long seen, right;
+};
+
+static void at_collect(const struct perf_event_header *h, void *ctx)
+{
+	const struct mmap3_record *r3 = (const void *)h;
+	const struct mmap2_record *r2 = (const void *)h;
+	struct at_count *c = ctx;
+
+	if ((h->type != PERF_RECORD_MMAP3 && h->type != PERF_RECORD_MMAP2) ||
+	    r3->addr != (uintptr_t)MAP_AT)	/* the same offset in both */
+		return;
+	c->seen++;
+	if (h->type == PERF_RECORD_MMAP3)
+		c->right += r3->build_id_size == c->want_size &&
+			    !memcmp(r3->build_id, c->want, c->want_size);
+	else
+		c->right += (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+			    r2->build_id_size == c->want_size &&
+			    !memcmp(r2->build_id, c->want, c->want_size);
+}
+
+/*
+ * One cold sample of @op with @cfg listening: everything clean dropped
+ * (page cache, dentries, inodes), then the first exec of @path or the
+ * first mmap() of it, timed; the sectors read from its disk counted
+ * around the timed part ("sectors") and from the open() on ("all").
+ */
+static void cold_sample(const char *op, const char *cfg, int sample, const char *path,
+			const char *build_id)
+{
+	char *const args[] = { (char *)path, NULL }, *const env[] = { NULL };
+	unsigned long long s0, s1, s2, lost = 0;
+	struct exec_count c = { .bin = path };
+	struct at_count a = { 0 };
+	struct ring r = { .fd = -1 };
+	struct cpu_events e;
+	struct sink *sink = sink_get();
+	bool exec = !strcmp(op, "exec");
+	dev_t disk = disk_of(path);	/* before the drop: no lookup counted */
+	long right, seen;
+	uint64_t t0, t1;
+	int ev = -2, fd = -1;
+
+	c.want_size = hex_to_bytes(build_id, c.want, BUILD_ID_SIZE_MAX);
+	a.want_size = hex_to_bytes(build_id, a.want, BUILD_ID_SIZE_MAX);
+	if (exec) {
+		cpu_events_open(&e, cfg, true);
+	} else {
+		ev = cfg_open(cfg, 0, -1);
+		if (ev == -1)
+			die("perf_event_open");
+		if (ev >= 0 && ring_map(&r, ev, RING_PAGES))
+			die("mmap ring");
+	}
+	if (drop_caches())
+		die("drop_caches");
+	s0 = disk_sectors(disk);
+	if (!exec) {
+		char hdr[832];
+
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			die(path);
+		if (!strcmp(op, "map-hdr") && pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr))
+			die("pread");
+	}
+	s1 = disk_sectors(disk);
+	t0 = now_ns();
+	if (exec) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			execve(args[0], args, env);
+			_exit(127);
+		}
+		if (waitpid(pid, &status, 0) != pid || status)
+			die("child");
+	} else {
+		void *p = map_file(fd, lseek(fd, 0, SEEK_END));
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		t1 = now_ns();
+		munmap(p, lseek(fd, 0, SEEK_END));
+	}
+	if (exec)
+		t1 = now_ns();
+	s2 = disk_sectors(disk);
+	if (exec) {
+		cpu_events_drain(&e, sink);
+		sink_parse(sink, exec_collect, &c, &lost);
+		cpu_events_close(&e, true);
+		seen = c.mappings;
+		right = c.right;
+	} else {
+		if (ev >= 0) {
+			ring_drain(&r, at_collect, &a);
+			lost = r.lost;
+			ring_unmap(&r);
+		}
+		close(fd);
+		seen = a.seen;
+		right = a.right;
+	}
+	printf("bench %stest=cold op=%s cfg=%s sample=%d ns=%llu sectors=%llu all=%llu seen=%ld right=%ld lost=%llu\n",
+	       tag(), op, cfg, sample, (unsigned long long)(t1 - t0), s2 - s1, s2 - s0,
+	       seen, right, lost);
+}
+
+static int cmd_cold(int argc, char **argv)
+{
+	int samples = atoi(argv[5]), n = argc - 6, s, i;
+
+	pin_cpu0();
+	for (s = 0; s < samples; s++)
+		for (i = 0; i < n; i++)
+			cold_sample(argv[2], rotated(argv + 6, n, s, i), s, argv[3], argv[4]);
+	return 0;
+}
+
+/* The slow disk: IMG on loop1, behind device-mapper device DM_NAME. */
+#define DM_NAME		"mmap3bench"
+#define DM_LOOP		"/dev/loop1"
+
+static int cmd_disk(int argc, char **argv)
+{
+	char cmd[256], params[64];
+	uint64_t dev, bytes;
+	int fd;
+
+	if (argc == 5 && !strcmp(argv[2], "up")) {
+		snprintf(cmd, sizeof(cmd), "losetup %s %s", DM_LOOP, argv[3]);
+		if (system(cmd))
+			die("losetup");
+		fd = open(DM_LOOP, O_RDONLY);
+		if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes))
+			die(DM_LOOP);
+		close(fd);
+		snprintf(params, sizeof(params), "%s 0", DM_LOOP);
+		if (dm_ioctl(DM_DEV_CREATE, DM_NAME, NULL, 0, NULL, 0, NULL) ||
+		    dm_ioctl(DM_TABLE_LOAD, DM_NAME, "linear", bytes / 512, params, 0, NULL) ||
+		    dm_ioctl(DM_DEV_SUSPEND, DM_NAME, NULL, 0, NULL, 0, &dev))
+			die("device-mapper");
+		snprintf(cmd, sizeof(cmd), "/dev/dm-%u", minor(dev));
+		mkdir(argv[4], 0755);
+		if (mount(cmd, argv[4], "ext2", MS_RDONLY, NULL))
+			die("mount");
+		printf("# disk: %s on %s, %s behind %s, %llu sectors\n", argv[3], DM_LOOP,
+		       cmd, argv[4], (unsigned long long)bytes / 512);
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[2], "delay")) {
+		unsigned int ms = atoi(argv[3]);
+
+		fd = open(DM_LOOP, O_RDONLY);
+		if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes))
+			die(DM_LOOP);
+		close(fd);
+		if (ms)
+			snprintf(params, sizeof(params), "%s 0 %u", DM_LOOP, ms);
+		else
+			snprintf(params, sizeof(params), "%s 0", DM_LOOP);
+		if (dm_ioctl(DM_TABLE_LOAD, DM_NAME, ms ? "delay" : "linear", bytes / 512,
+			     params, 0, NULL) ||
+		    dm_ioctl(DM_DEV_SUSPEND, DM_NAME, NULL, 0, NULL, 0, NULL))
+			die("device-mapper delay");
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[2], "down")) {
+		if (umount(argv[3]) || dm_ioctl(DM_DEV_REMOVE, DM_NAME, NULL, 0, NULL, 0, NULL))
+			die("umount");
+		snprintf(cmd, sizeof(cmd), "losetup -d %s", DM_LOOP);
+		return system(cmd) ? 1 : 0;
+	}
+	fprintf(stderr, "usage: mmap3_bench disk up IMG MNT | delay MS | down MNT\n");
+	return 2;
+}
+
+/* Runs argv[2...], prints its wall time and its (and its descendants') CPU times. */
+static int cmd_run(int argc, char **argv)
+{
+	struct rusage ru;
+	uint64_t t0, t1;
+	int status;
+	pid_t pid;
+
+	t0 = now_ns();
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		execvp(argv[2], argv + 2);
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) != pid)
+		die("wait4");
+	t1 = now_ns();
+	/* wait4() gives the child's own times; the grandchildren's are its RUSAGE_CHILDREN. */
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf("bench %stest=run ns=%llu user_us=%llu sys_us=%llu status=%d\n", tag(),
+	       (unsigned long long)(t1 - t0),
+	       (unsigned long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+	       (unsigned long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 struct cover {
@@ -660,6 +1088,14 @@ int main(int argc, char **argv)
 		return cmd_cover(argc, argv);
 	if (argc == 3 && !strcmp(argv[1], "resident"))
 		return cmd_resident(argc, argv);
+	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "threads"))
+		return cmd_threads(argc, argv);
+	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "cold"))
+		return cmd_cold(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "disk"))
+		return cmd_disk(argc, argv);
+	if (argc >= 3 && !strcmp(argv[1], "run"))
+		return cmd_run(argc, argv);
 	fprintf(stderr, "usage: see the comment at the top of mmap3_bench.c\n");
 	return 2;
 }
