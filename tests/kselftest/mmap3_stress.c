@@ -1240,7 +1240,7 @@ static int stress_files(struct __test_metadata *_metadata)
 
 	/* A file whose reads fail: IO_ERROR, and nothing else. */
 	if (!access("/dev/mapper/control", F_OK) && !dm_disk_setup(&err_disk, "mmap3stress")) {
-		char path[PATH_MAX];
+		char path[sizeof(err_disk.mnt) + sizeof("/bid20.elf")];
 
 		snprintf(path, sizeof(path), "%s/bid20.elf", err_disk.mnt);
 		err_fd = open(path, O_RDONLY);	/* keeps the inode */
