@@ -224,9 +224,9 @@ impl Mmap3Provider {
     }
 }
 
-/// The file to read for a mapping, or the answer when there is none to
-/// read.
-fn file_to_read(vma: &Vma) -> Result<&File, Answer> {
+/// The file to read for a mapping and its identity (read once per mapping
+/// on this path), or the answer when there is none to read.
+fn file_to_read(vma: &Vma) -> Result<(&File, Identity), Answer> {
     let file = vma.file().ok_or(Answer::Missing(Status::NoFile))?;
     let id = file.identity();
     // The kernel's internal shmem file behind shared anonymous memory,
@@ -240,7 +240,7 @@ fn file_to_read(vma: &Vma) -> Result<&File, Answer> {
     if !readable(&id) {
         return Err(Answer::Missing(Status::Skipped));
     }
-    Ok(file)
+    Ok((file, id))
 }
 
 /// Where a [`FileReader`] gets the bytes.
@@ -339,7 +339,7 @@ impl provider::Provider for Mmap3Provider {
 
     fn mmap(hook: &mut Hook<'_, Self>, vma: &Vma, info: &MapInfo) {
         let lookup = match file_to_read(vma) {
-            Ok(file) => hook.provider().lookup(file),
+            Ok((file, id)) => hook.provider().lookup(file, &id),
             Err(answer) => Lookup::Ready(answer),
         };
         let reads = matches!(lookup, Lookup::Read(_));
@@ -379,10 +379,9 @@ impl provider::Provider for Mmap3Provider {
 impl Mmap3Provider {
     /// Looks a mapped file up under `mmap_lock`: the cache, then the page
     /// cache; else it is to be read later.
-    fn lookup(&self, file: &File) -> Lookup {
-        let id = file.identity();
-        if cacheable(&id) {
-            if let Some(answer) = self.cached(&id) {
+    fn lookup(&self, file: &File, id: &Identity) -> Lookup {
+        if cacheable(id) {
+            if let Some(answer) = self.cached(id) {
                 stats::add(Stat::Hits, 1);
                 return Lookup::Ready(answer);
             }
