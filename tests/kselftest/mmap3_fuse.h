@@ -52,6 +52,15 @@ struct fuse_file {
 	uint32_t size;
 	uint32_t open_flags;		/* FOPEN_* in OPEN replies */
 	uint32_t reads;			/* READ requests answered */
+	/*
+	 * READ requests to interrupt: the server sends the reading task a
+	 * SIGUSR1, holds the READ until the kernel's FUSE_INTERRUPT for it
+	 * comes, and answers it -EINTR, as a server that honours interrupts
+	 * does.
+	 */
+	uint32_t interrupt_reads;
+	uint32_t interrupted;		/* READ requests so answered */
+	uint64_t held;			/* the READ held, or 0 */
 	uint8_t data[FUSE_FILE_MAX];
 };
 
@@ -177,6 +186,12 @@ static inline int fuse_serve(int dev, struct fuse_file *f, const uint8_t *buf)
 		const struct fuse_read_in *rd = arg;
 		uint64_t n = 0;
 
+		if (f->interrupt_reads && in->pid > 0 && !f->held) {
+			f->interrupt_reads--;
+			f->held = in->unique;
+			kill(in->pid, SIGUSR1);
+			break;
+		}
 		if (rd->offset < f->size) {
 			n = f->size - rd->offset;
 			if (n > rd->size)
@@ -202,9 +217,19 @@ static inline int fuse_serve(int dev, struct fuse_file *f, const uint8_t *buf)
 	case FUSE_DESTROY:
 		fuse_reply(dev, in->unique, 0, NULL, 0);
 		break;
+	case FUSE_INTERRUPT: {
+		const struct fuse_interrupt_in *intr = arg;
+
+		/* Any other interrupted request gets its answer anyway. */
+		if (f->held && intr->unique == f->held) {
+			fuse_reply(dev, f->held, -EINTR, NULL, 0);
+			f->held = 0;
+			f->interrupted++;
+		}
+		break;
+	}
 	case FUSE_FORGET:
 	case FUSE_BATCH_FORGET:
-	case FUSE_INTERRUPT:	/* the interrupted request gets its answer anyway */
 		break;
 	default:
 		/* FUSE's "not implemented": the kernel stops asking for it. */

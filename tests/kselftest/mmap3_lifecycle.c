@@ -10,6 +10,7 @@
  */
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
+#include "mmap3_test.h"
 
 #define STATUS_FOUND	1
 #define STATUS_SKIPPED	7
@@ -74,14 +75,11 @@ FIXTURE(lifecycle) {
 
 FIXTURE_SETUP(lifecycle)
 {
-	struct perf_event_attr attr;
 	int fd;
 
 	if (need_root())
 		SKIP(return, "%s", need_root());
-	side_band_attr(&attr);
-	attr.mmap3 = 1;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	fd = mmap3_open(0, 0);
 	if (fd < 0 && errno == EINVAL)
 		SKIP(return, "kernel without attr.mmap3");
 	if (fd >= 0)
@@ -199,22 +197,6 @@ static void map_one(struct __test_metadata *_metadata, const struct fixture *fx,
 	}
 	records_free(&rs);
 	ASSERT_EQ(1, n) TH_LOG("%s: %d MMAP3 records", fx->path, n);
-}
-
-/* Checks a record against the fixture's MANIFEST line. */
-static void check_build_id(struct __test_metadata *_metadata,
-			   const struct mmap3_record *r, const struct fixture *fx)
-{
-	char got[41], want[41];
-
-	build_id_hex(r->build_id, r->build_id_size, got);
-	build_id_hex(fx->build_id, fx->build_id_size, want);
-	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status)
-		TH_LOG("%s: status %u, build-id '%s' (want %s, '%s')", fx->path,
-		       r->build_id_status, got, fx->status, want);
-	ASSERT_EQ(fx->build_id_size, r->build_id_size);
-	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size))
-		TH_LOG("%s: build-id '%s', want '%s'", fx->path, got, want);
 }
 
 static bool provider_loaded(void)

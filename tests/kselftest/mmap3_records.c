@@ -86,22 +86,6 @@ static void check_layout(struct __test_metadata *_metadata,
 	ASSERT_EQ(r->build_id_status == 1, r->build_id_size > 0);
 }
 
-/* Checks an MMAP3 record against the fixture's MANIFEST line. */
-static void check_build_id(struct __test_metadata *_metadata,
-			   const struct mmap3_record *r, const struct fixture *fx)
-{
-	char got[41], want[41];
-
-	build_id_hex(r->build_id, r->build_id_size, got);
-	build_id_hex(fx->build_id, fx->build_id_size, want);
-	TH_LOG("%s: status %s, build-id '%s' (want %s, '%s')", fx->path,
-	       r->build_id_status < 8 ? mmap3_status_names[r->build_id_status] : "?",
-	       got, fx->status, want);
-	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status);
-	ASSERT_EQ(fx->build_id_size, r->build_id_size);
-	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
-}
-
 /* Maps @path, drains both rings (@r2 may be NULL) into @s. */
 static void *map_file(struct __test_metadata *_metadata, const char *path,
 		      int prot, struct ring *r3, struct ring *r2, struct seen *s)
@@ -587,7 +571,7 @@ TEST_F(exec, records_before_first_sample)
 	struct exec_seen e = { .exe_at = -1, .interp_at = -1, .first_sample_at = -1 };
 	struct perf_event_attr attr;
 	struct fixture fx, ld;
-	int go[2], fd3, fds, status;
+	int go, fd3, fds, status;
 	struct ring ring;
 	pid_t child;
 
@@ -597,34 +581,16 @@ TEST_F(exec, records_before_first_sample)
 		ASSERT_EQ(0, fixture_get("ld-linux-x86-64.so.2", &ld));
 		e.interp = variant->interp;
 	}
-	ASSERT_EQ(0, pipe(go));
-	child = fork();
+	child = fork_held(fx.path, &go);
 	ASSERT_LE(0, child);
-	if (!child) {
-		char c;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		execl(fx.path, fx.path, NULL);
-		_exit(127);
-	}
-	close(go[0]);
 
 	side_band_attr(&attr);
 	attr.mmap3 = 1;
 	attr.disabled = 1;
 	attr.enable_on_exec = 1;
-	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
-	if (fd3 < 0) {
-		const char *skip = perf_open_skip(errno, true);
-
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		if (skip)
-			SKIP(return, "%s", skip);
-		ASSERT_LE(0, fd3);
-	}
+	fd3 = open_child_event(_metadata, &attr, child);
+	if (fd3 < 0)
+		return;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
@@ -641,8 +607,8 @@ TEST_F(exec, records_before_first_sample)
 	ASSERT_EQ(0, ring_map(&ring, fd3, 64));
 	ASSERT_EQ(0, ioctl(fds, PERF_EVENT_IOC_SET_OUTPUT, fd3));
 
-	ASSERT_EQ(1, write(go[1], "x", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "x", 1));
+	close(go);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));

@@ -32,11 +32,6 @@
 #define STATUS_FOUND	1
 #define STATUS_SKIPPED	7
 
-static const char *status_name(unsigned int status)
-{
-	return status < 8 ? mmap3_status_names[status] : "?";
-}
-
 /* What MMAP2 and MMAP3 both say of a mapping. */
 struct mapping {
 	__u64 addr, len, pgoff;
@@ -92,21 +87,6 @@ static void log_mappings(struct __test_metadata *_metadata, const char *what,
 		       (unsigned long long)m[i].pgoff, m[i].prot, m[i].filename,
 		       m[i].r3 ? " " : "",
 		       m[i].r3 ? status_name(m[i].r3->build_id_status) : "");
-}
-
-/* Checks an MMAP3 record against the fixture's MANIFEST line. */
-static void check_build_id(struct __test_metadata *_metadata,
-			   const struct mmap3_record *r, const struct fixture *fx)
-{
-	char got[41], want[41];
-
-	build_id_hex(r->build_id, r->build_id_size, got);
-	build_id_hex(fx->build_id, fx->build_id_size, want);
-	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status)
-		TH_LOG("%s: status %s, build-id '%s' (want %s, '%s')", fx->path,
-		       status_name(r->build_id_status), got, fx->status, want);
-	ASSERT_EQ(fx->build_id_size, r->build_id_size);
-	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
 }
 
 /* The module's work so far: the sum of its hits, misses and deferred lookups. */
@@ -260,7 +240,7 @@ TEST(exec_dynamic_pie_mmap_data)
 	struct perf_event_attr attr;
 	struct records rs2 = { 0 }, rs3 = { 0 };
 	struct ring r2, r3;
-	int go[2], fd2, fd3, n2, n3, i, status, exe = 0;
+	int go, fd2, fd3, n2, n3, i, status, exe = 0;
 	struct fixture fx;
 	pid_t child;
 
@@ -269,33 +249,16 @@ TEST(exec_dynamic_pie_mmap_data)
 	ASSERT_EQ(0, fresh_copy("dynamic.elf", &fx));
 	ASSERT_EQ(0, drop_page_cache());
 
-	ASSERT_EQ(0, pipe(go));
-	child = fork();
+	child = fork_held(fx.path, &go);
 	ASSERT_LE(0, child);
-	if (!child) {
-		char c;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		execl(fx.path, fx.path, NULL);
-		_exit(127);
-	}
-	close(go[0]);
 
 	mmap_attr(&attr, true, 1);
 	attr.disabled = 1;
 	attr.enable_on_exec = 1;
-	fd3 = sys_perf_event_open(&attr, child, -1, -1, 0);
+	fd3 = open_child_event(_metadata, &attr, child);
 	if (fd3 < 0) {
-		const char *skip = perf_open_skip(errno, true);
-
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
 		unlink_copies();
-		if (skip)
-			SKIP(return, "%s", skip);
-		ASSERT_LE(0, fd3);
+		return;
 	}
 	ASSERT_EQ(0, ring_map(&r3, fd3, 64));
 	mmap_attr(&attr, false, 1);
@@ -305,8 +268,8 @@ TEST(exec_dynamic_pie_mmap_data)
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, ring_map(&r2, fd2, 64));
 
-	ASSERT_EQ(1, write(go[1], "x", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "x", 1));
+	close(go);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	unlink_copies();
 	ASSERT_TRUE(WIFEXITED(status));
@@ -510,36 +473,57 @@ TEST_F(scope, unrelated_task_cold_files)
 
 /*
  * A fork storm under one inherited mmap3 event: one per CPU, as perf
- * record opens it (an inherited per-task event cannot be mmap()ed).
- * Every child maps a file executable and exits; every child's record is
- * there, nothing is lost; a child's inherited events take no reference on
- * the module (the parent's covers them), and after close the module's
- * reference count is back where it was.
+ * record opens it (an inherited per-task event cannot be mmap()ed), with
+ * inherited MMAP2 events alongside, as a reference. Every child maps a file
+ * executable and exits; every child has exactly the MMAP3 records it has
+ * MMAP2 records (one), nothing is lost; a child's inherited events take no
+ * reference on the module (the parent's covers them), and after close the
+ * module's reference count is back where it was.
  */
 #define FORKS		1000
 
 struct storm {
 	pid_t *pids;
-	int *seen, bad;
+	int *seen2, *seen3, bad;
 	const char *path;
 };
 
+static int storm_child(const struct storm *s, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < FORKS; i++)
+		if (s->pids[i] == pid)
+			return i;
+	return -1;
+}
+
+/* Counts each child's MMAP2 and MMAP3 records of the file. */
 static void storm_collect(const struct perf_event_header *h, void *ctx)
 {
-	const struct mmap3_record *r = (const void *)h;
+	const struct mmap3_record *r3 = (const void *)h;
+	const struct mmap2_record *r2 = (const void *)h;
 	struct storm *s = ctx;
 	int i;
 
-	if (h->type != PERF_RECORD_MMAP3 || strcmp(r->filename, s->path))
-		return;
-	for (i = 0; i < FORKS; i++) {
-		if (s->pids[i] == (pid_t)r->pid) {
-			s->seen[i]++;
-			if (r->build_id_status != STATUS_FOUND)
-				s->bad++;
-			return;
-		}
+	if (h->type == PERF_RECORD_MMAP2 && !strcmp(r2->filename, s->path)) {
+		i = storm_child(s, r2->pid);
+		if (i >= 0)
+			s->seen2[i]++;
 	}
+	if (h->type != PERF_RECORD_MMAP3)
+		return;
+	i = storm_child(s, r3->pid);
+	if (i < 0)
+		return;
+	if (strcmp(r3->filename, s->path)) {
+		printf("# child %d (pid %u): an MMAP3 record of %s\n", i, r3->pid,
+		       r3->filename);
+		return;
+	}
+	s->seen3[i]++;
+	if (r3->build_id_status != STATUS_FOUND)
+		s->bad++;
 }
 
 /* The module's refcnt, once it stops moving (event release may lag). */
@@ -568,10 +552,12 @@ FIXTURE_TEARDOWN(inherit)
 
 TEST_F_TIMEOUT(inherit, fork_storm, 600)
 {
-	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd, go[2], missing = 0;
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd, go;
+	int missing2 = 0, missing3 = 0, differ = 0;
+	long long emitted0, emitted1;
 	long ref0, ref1, ref_child, ref_after;
+	struct ring ring2[MAX_CPUS], ring3[MAX_CPUS];
 	struct storm s = { 0 };
-	struct ring ring[MAX_CPUS];
 	struct perf_event_attr attr;
 	__u64 lost = 0;
 	struct fixture fx;
@@ -583,37 +569,42 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	if (ref0 < 0)
 		SKIP(return, "no /sys/module/mmap3/refcnt: the module is not loaded");
 	s.pids = calloc(FORKS, sizeof(*s.pids));
-	s.seen = calloc(FORKS, sizeof(*s.seen));
+	s.seen2 = calloc(FORKS, sizeof(*s.seen2));
+	s.seen3 = calloc(FORKS, sizeof(*s.seen3));
 	ASSERT_NE(NULL, s.pids);
-	ASSERT_NE(NULL, s.seen);
+	ASSERT_NE(NULL, s.seen2);
+	ASSERT_NE(NULL, s.seen3);
 	s.path = fx.path;
 
-	/* FORKS records of about 150 bytes: 1 MiB per CPU holds them all. */
-	mmap_attr(&attr, true, 0);
-	attr.inherit = 1;
+	/*
+	 * FORKS records of about 150 bytes: 1 MiB per CPU holds them all.
+	 * MMAP2 events alongside, as perf record opens them without --mmap3:
+	 * what MMAP3 must match.
+	 */
 	for (i = 0; i < ncpus; i++) {
+		mmap_attr(&attr, true, 0);
+		attr.inherit = 1;
 		fd = open_event(_metadata, &attr, 0, i);
 		if (fd < 0)
 			return;
-		ASSERT_EQ(0, ring_map(&ring[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
+		ASSERT_EQ(0, ring_map(&ring3[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
+		mmap_attr(&attr, false, 0);
+		attr.inherit = 1;
+		fd = open_event(_metadata, &attr, 0, i);
+		if (fd < 0)
+			return;
+		ASSERT_EQ(0, ring_map(&ring2[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
 	}
 	ref1 = mmap3_refcnt();
 
 	/* One child alive with its inherited events. */
-	ASSERT_EQ(0, pipe(go));
-	child = fork();
+	child = fork_held(NULL, &go);
 	ASSERT_LE(0, child);
-	if (!child) {
-		char c;
-
-		close(go[1]);
-		_exit(read(go[0], &c, 1) == 0 ? 0 : 1);
-	}
-	close(go[0]);
 	ref_child = mmap3_refcnt();
-	close(go[1]);
+	close(go);
 	ASSERT_EQ(child, waitpid(child, NULL, 0));
 
+	emitted0 = mmap3_stat("emitted");
 	for (i = 0; i < FORKS; i++) {
 		s.pids[i] = fork();
 		ASSERT_LE(0, s.pids[i]);
@@ -633,29 +624,47 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 		ASSERT_TRUE(WIFEXITED(status));
 		ASSERT_EQ(0, WEXITSTATUS(status));
 	}
+	emitted1 = mmap3_stat("emitted");
 	for (i = 0; i < ncpus; i++) {
-		ring_drain(&ring[i], storm_collect, &s);
-		lost += ring[i].lost;
-		ring_unmap(&ring[i]);
+		ring_drain(&ring3[i], storm_collect, &s);
+		ring_drain(&ring2[i], storm_collect, &s);
+		lost += ring3[i].lost + ring2[i].lost;
+		ring_unmap(&ring3[i]);
+		ring_unmap(&ring2[i]);
 	}
 	ref_after = settled_refcnt(ref0);
 	for (i = 0; i < FORKS; i++) {
-		if (s.seen[i] != 1) {
-			if (missing++ < 10)
-				TH_LOG("child %d (pid %d): %d records", i, s.pids[i], s.seen[i]);
-		}
+		missing2 += s.seen2[i] != 1;
+		missing3 += s.seen3[i] != 1;
+		differ += s.seen3[i] != s.seen2[i];
+		if ((s.seen2[i] != 1 || s.seen3[i] != 1) && missing2 + missing3 < 10)
+			TH_LOG("child %d (pid %d): %d MMAP2 records, %d MMAP3 records",
+			       i, s.pids[i], s.seen2[i], s.seen3[i]);
 	}
-	TH_LOG("%d forks: %d without exactly one record, %d not FOUND, %llu lost",
-	       FORKS, missing, s.bad, (unsigned long long)lost);
+	TH_LOG("%d forks: %d without exactly one MMAP2 record, %d without exactly one MMAP3 record",
+	       FORKS, missing2, missing3);
+	TH_LOG("%d with MMAP3 records unlike their MMAP2 ones, %d not FOUND, %llu lost",
+	       differ, s.bad, (unsigned long long)lost);
+	TH_LOG("the module wrote %lld MMAP3 records meanwhile (its \"emitted\")",
+	       emitted1 - emitted0);
 	TH_LOG("module refcnt %ld, with the events %ld, with a child %ld, after close %ld",
 	       ref0, ref1, ref_child, ref_after);
 	EXPECT_EQ(ref1, ref_child) TH_LOG("a child's inherited events pinned the module");
 	EXPECT_EQ(ref0, ref_after) TH_LOG("the module's references did not come back");
 	ASSERT_EQ(0, lost);
-	ASSERT_EQ(0, missing);
+	/*
+	 * MMAP3 is where MMAP2 is. A child without either (the core's own
+	 * side-band output, which this series does not change) is logged
+	 * above; the storm tests nothing unless nearly all children have
+	 * both.
+	 */
+	ASSERT_EQ(0, differ);
+	ASSERT_GT(FORKS / 100, missing2)
+		TH_LOG("%d of %d children without their MMAP2 record", missing2, FORKS);
 	ASSERT_EQ(0, s.bad);
 	free(s.pids);
-	free(s.seen);
+	free(s.seen2);
+	free(s.seen3);
 }
 
 /*
@@ -775,16 +784,9 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 
 	mmap_attr(&attr, true, 0);
 	attr.task = 1;
-	fd = sys_perf_event_open(&attr, child, -1, -1, 0);
-	if (fd < 0) {
-		const char *skip = perf_open_skip(errno, true);
-
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		if (skip)
-			SKIP(return, "%s", skip);
-		ASSERT_LE(0, fd);
-	}
+	fd = open_child_event(_metadata, &attr, child);
+	if (fd < 0)
+		return;
 	ASSERT_EQ(0, ring_map(&ring, fd, 16));
 
 	ASSERT_EQ(1, write(go[1], "x", 1));

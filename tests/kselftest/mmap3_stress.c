@@ -1514,12 +1514,9 @@ FIXTURE(unload) {
 
 FIXTURE_SETUP(unload)
 {
-	struct perf_event_attr attr;
 	int fd;
 
-	side_band_attr(&attr);
-	attr.mmap3 = 1;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	fd = mmap3_open(0, 0);
 	if (fd < 0 && errno == EINVAL)
 		SKIP(return, "kernel without attr.mmap3");
 	if (fd >= 0)

@@ -9,6 +9,26 @@
 #include "mmap3_util.h"
 
 /*
+ * The status and build-id of the MMAP3 record @r are those the fixture's
+ * MANIFEST gives for @fx (from readelf -n on the file).
+ */
+static inline void check_build_id(struct __test_metadata *_metadata,
+				  const struct mmap3_record *r,
+				  const struct fixture *fx)
+{
+	char got[2 * BUILD_ID_SIZE_MAX + 1], want[2 * BUILD_ID_SIZE_MAX + 1];
+
+	build_id_hex(r->build_id, r->build_id_size <= BUILD_ID_SIZE_MAX ?
+		     r->build_id_size : BUILD_ID_SIZE_MAX, got);
+	build_id_hex(fx->build_id, fx->build_id_size, want);
+	TH_LOG("%s: status %s, build-id '%s' (want %s, '%s')", fx->path,
+	       status_name(r->build_id_status), got, fx->status, want);
+	ASSERT_EQ(mmap3_status(fx->status), r->build_id_status);
+	ASSERT_EQ(fx->build_id_size, r->build_id_size);
+	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
+}
+
+/*
  * perf_event_open() of @attr on @pid and @cpu for the test: the fd; or -1
  * after SKIP when there is no provider, no attr.mmap3, or when
  * perf_event_paranoid forbids the event (perf_open_skip()). Any other
@@ -25,6 +45,29 @@ static inline int open_event(struct __test_metadata *_metadata,
 		SKIP(return -1, "%s", skip);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(err));
 	return fd;
+}
+
+/*
+ * open_event() of @attr on @child, a child the test holds (fork_held()):
+ * when that fails, the child is killed and reaped, then the test skips or
+ * fails as with open_event().
+ */
+static inline int open_child_event(struct __test_metadata *_metadata,
+				   struct perf_event_attr *attr, pid_t child)
+{
+	int fd = sys_perf_event_open(attr, child, -1, -1, 0);
+	int err = errno;
+	const char *skip;
+
+	if (fd >= 0)
+		return fd;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	skip = perf_open_skip(err, attr->mmap3);
+	if (skip)
+		SKIP(return -1, "%s", skip);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(err));
+	return -1;
 }
 
 /* open_event() of a side-band mmap3 event on this task (mmap3_open()). */

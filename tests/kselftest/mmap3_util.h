@@ -243,6 +243,36 @@ static inline int ring_drain(struct ring *r,
 	return n;
 }
 
+/*
+ * A child held until the test writes a byte to *@go, then it execs @path;
+ * without @path it exits 0 when the test closes *@go. Returns its pid, or
+ * -1; *@go is the pipe's write end, the test's to close.
+ */
+static inline pid_t fork_held(const char *path, int *go)
+{
+	int p[2];
+	pid_t child;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	child = fork();
+	if (child) {
+		close(p[0]);
+		if (child < 0)
+			close(p[1]);
+		*go = p[1];
+		return child;
+	}
+	close(p[1]);
+	if (!path)
+		_exit(read(p[0], &c, 1) == 0 ? 0 : 1);
+	if (read(p[0], &c, 1) != 1)
+		_exit(1);
+	execl(path, path, NULL);
+	_exit(127);
+}
+
 /* One line of the fixture manifest: <file> <build-id hex | none> <status>. */
 struct fixture {
 	char path[PATH_MAX + 256];
@@ -362,6 +392,13 @@ static const char *const mmap3_status_names[] = {
 	"UNKNOWN", "FOUND", "NO_FILE", "NOT_ELF", "NO_BUILD_ID", "MALFORMED",
 	"IO_ERROR", "SKIPPED",
 };
+
+/* The name of status @status, "?" for a value DESIGN.md does not define. */
+static inline const char *status_name(int status)
+{
+	return status >= 0 && status < (int)ARRAY_SIZE(mmap3_status_names) ?
+	       mmap3_status_names[status] : "?";
+}
 
 static inline int mmap3_status(const char *name)
 {
