@@ -65,13 +65,9 @@ MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/module.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/guest.sh" --stage
 
 guest=$MMAP3_WORK/guest
-kobj=$MMAP3_CACHE/kernel-build
 bench=$MMAP3_ROOT/tests/bench
 build_id() { readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p'; }
-log "building the benchmark"
-gcc -O2 -Wall -static -isystem "$kobj/usr/include" -o "$guest/mmap3_bench" "$bench/mmap3_bench.c"
-gcc -O2 -Wall -static -isystem "$kobj/usr/include" -o "$guest/perfdata" "$bench/perfdata.c"
-gcc -O2 -Wall -nostdlib -static -Wl,--build-id=sha1 -o "$guest/tiny" "$bench/tiny.c"
+"$MMAP3_ROOT/scripts/bench-build.sh" "$guest"
 # The benchmark's disk, mounted at /slow in the guest: the dynamic programs
 # find their loader and libraries there, not on the initramfs.
 disk=$MMAP3_WORK/bench-disk

@@ -8,7 +8,8 @@
 #      perf with the MMAP3 series (scripts/perf.sh), how an unpatched
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host), and
 #      crafted MMAP3 records read by the patched perf built with ASan
-#      (tests/perf/crafted.sh, on the host),
+#      (tests/perf/crafted.sh, on the host), the benchmark's programs
+#      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
@@ -31,6 +32,7 @@ step checkpatch.sh
 step module.sh
 step dkms-test.sh
 step perf.sh
+step bench-build.sh
 
 # host_tap SCRIPT WHAT: a host test that prints TAP ("1..N" and N results)
 # and exits 0 or 1; a plan not run to its end, or a skip of the whole

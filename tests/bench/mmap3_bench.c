@@ -302,6 +302,22 @@ static void warm(int fd)
 		off += n;
 }
 
+/* Runs @args[0] with @args and @env in a child; any failure ends the run. */
+static void exec_child(char *const *args, char *const *env)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		execve(args[0], args, env);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || status)
+		die("child");
+}
+
 /* Maps @fd as a loader maps a text segment, at MAP_AT. */
 static void *map_file(int fd, size_t len)
 {
@@ -548,17 +564,7 @@ static void exec_block(const char *cfg, int block, const char *bin,
 	stats_read(&s0);
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {
-		pid_t pid = fork();
-		int status;
-
-		if (pid < 0)
-			die("fork");
-		if (!pid) {
-			execve(args[0], args, env);
-			_exit(127);
-		}
-		if (waitpid(pid, &status, 0) != pid || status)
-			die("child");
+		exec_child(args, env);
 		cpu_events_drain(&e, sink);
 	}
 	t1 = now_ns();
@@ -791,7 +797,7 @@ static void cold_sample(const char *op, const char *cfg, int sample, const char 
 		if (ev >= 0 && ring_map(&r, ev, RING_PAGES))
 			die("mmap ring");
 	}
-	if (drop_caches())
+	if (drop_page_cache())
 		die("drop_caches");
 	s0 = disk_sectors(disk);
 	if (!exec) {
@@ -806,17 +812,7 @@ static void cold_sample(const char *op, const char *cfg, int sample, const char 
 	s1 = disk_sectors(disk);
 	t0 = now_ns();
 	if (exec) {
-		pid_t pid = fork();
-		int status;
-
-		if (pid < 0)
-			die("fork");
-		if (!pid) {
-			execve(args[0], args, env);
-			_exit(127);
-		}
-		if (waitpid(pid, &status, 0) != pid || status)
-			die("child");
+		exec_child(args, env);
 	} else {
 		void *p = map_file(fd, lseek(fd, 0, SEEK_END));
 
@@ -867,7 +863,8 @@ static int cmd_cold(int argc, char **argv)
 static int cmd_disk(int argc, char **argv)
 {
 	char cmd[256], params[64];
-	uint64_t dev, bytes;
+	__u64 dev;
+	uint64_t bytes;
 	int fd;
 
 	if (argc == 5 && !strcmp(argv[2], "up")) {
