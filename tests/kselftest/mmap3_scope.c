@@ -484,7 +484,7 @@ TEST_F(scope, unrelated_task_cold_files)
 
 struct storm {
 	pid_t *pids;
-	int *seen2, *seen3, bad;
+	int *seen2, *seen3, *exits, bad;
 	const char *path;
 };
 
@@ -506,6 +506,11 @@ static void storm_collect(const struct perf_event_header *h, void *ctx)
 	struct storm *s = ctx;
 	int i;
 
+	if (h->type == PERF_RECORD_EXIT) {
+		i = storm_child(s, ((const __u32 *)(h + 1))[0]);
+		if (i >= 0)
+			s->exits[i]++;
+	}
 	if (h->type == PERF_RECORD_MMAP2 && !strcmp(r2->filename, s->path)) {
 		i = storm_child(s, r2->pid);
 		if (i >= 0)
@@ -553,7 +558,7 @@ FIXTURE_TEARDOWN(inherit)
 TEST_F_TIMEOUT(inherit, fork_storm, 600)
 {
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd, go;
-	int missing2 = 0, missing3 = 0, differ = 0;
+	int missing2 = 0, missing3 = 0, differ = 0, exits = 0;
 	long long emitted0, emitted1;
 	long ref0, ref1, ref_child, ref_after;
 	struct ring ring2[MAX_CPUS], ring3[MAX_CPUS];
@@ -571,7 +576,9 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	s.pids = calloc(FORKS, sizeof(*s.pids));
 	s.seen2 = calloc(FORKS, sizeof(*s.seen2));
 	s.seen3 = calloc(FORKS, sizeof(*s.seen3));
+	s.exits = calloc(FORKS, sizeof(*s.exits));
 	ASSERT_NE(NULL, s.pids);
+	ASSERT_NE(NULL, s.exits);
 	ASSERT_NE(NULL, s.seen2);
 	ASSERT_NE(NULL, s.seen3);
 	s.path = fx.path;
@@ -637,9 +644,10 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 		missing2 += s.seen2[i] != 1;
 		missing3 += s.seen3[i] != 1;
 		differ += s.seen3[i] != s.seen2[i];
+		exits += s.exits[i] == 2;
 		if ((s.seen2[i] != 1 || s.seen3[i] != 1) && missing2 + missing3 < 10)
-			TH_LOG("child %d (pid %d): %d MMAP2 records, %d MMAP3 records",
-			       i, s.pids[i], s.seen2[i], s.seen3[i]);
+			TH_LOG("child %d (pid %d): %d MMAP2, %d MMAP3, %d EXIT records (2 events)",
+			       i, s.pids[i], s.seen2[i], s.seen3[i], s.exits[i]);
 	}
 	TH_LOG("%d forks: %d without exactly one MMAP2 record, %d without exactly one MMAP3 record",
 	       FORKS, missing2, missing3);
@@ -647,6 +655,7 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	       differ, s.bad, (unsigned long long)lost);
 	TH_LOG("the module wrote %lld MMAP3 records meanwhile (its \"emitted\")",
 	       emitted1 - emitted0);
+	TH_LOG("%d children have an EXIT record on both events", exits);
 	TH_LOG("module refcnt %ld, with the events %ld, with a child %ld, after close %ld",
 	       ref0, ref1, ref_child, ref_after);
 	EXPECT_EQ(ref1, ref_child) TH_LOG("a child's inherited events pinned the module");
@@ -665,6 +674,7 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	free(s.pids);
 	free(s.seen2);
 	free(s.seen3);
+	free(s.exits);
 }
 
 /*
