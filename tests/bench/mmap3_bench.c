@@ -325,6 +325,24 @@ static void *map_file(int fd, size_t len)
 		    MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
 }
 
+/*
+ * @fd in the page cache, then a few mappings of it: the module's cache
+ * entry and the CPU's caches are warm before anything is timed.
+ */
+static void warm_up(int fd, size_t len)
+{
+	int i;
+
+	warm(fd);
+	for (i = 0; i < 16; i++) {
+		void *p = map_file(fd, len);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		munmap(p, len);
+	}
+}
+
 /* An anonymous stand-in for a ring, where the ring would be, touched as a ring is. */
 static int ring_stand_in(struct ring *r)
 {
@@ -390,15 +408,7 @@ static void map_block(const char *cfg, int block, const char *path, bool cold,
 	/* Without an event, the same layout: an area the size of a ring, used. */
 	if (ev < 0 && ring_stand_in(&r))
 		die("mmap");
-	warm(fd);
-	/* A few calls first: the module's cache entry, the CPU's caches. */
-	for (i = 0; i < 16; i++) {
-		void *p = map_file(fd, len);
-
-		if (p == MAP_FAILED)
-			die("mmap");
-		munmap(p, len);
-	}
+	warm_up(fd, len);
 	if (ev >= 0)
 		ring_drain(&r, NULL, NULL);
 
@@ -622,14 +632,7 @@ static void threads_task(int i, const char *path, long iters, struct cpu_events 
 	if (fd < 0)
 		die(path);
 	len = lseek(fd, 0, SEEK_END);
-	warm(fd);
-	for (n = 0; n < 16; n++) {
-		void *p = map_file(fd, len);
-
-		if (p == MAP_FAILED)
-			die("mmap");
-		munmap(p, len);
-	}
+	warm_up(fd, len);
 	if (r)
 		sink_drain(r, sink);
 	sink->len = 0;

@@ -1118,27 +1118,31 @@ struct fuse_case {
 	char path[PATH_MAX];
 };
 
-static void fuse_case_setup(struct __test_metadata *_metadata, struct fuse_case *t)
-{
-	char mnt[64], err[256];
-
-	ASSERT_EQ(0, load_pair("rewrite.elf", "rewrite.new", &t->a, &t->b));
-	snprintf(mnt, sizeof(mnt), "/tmp/mmap3-files-fuse-%d", getpid());
-	ASSERT_EQ(0, fuse_server_start(&t->srv, mnt, t->a.data, t->a.padded,
-				       err, sizeof(err))) TH_LOG("%s", err);
-	snprintf(t->path, sizeof(t->path), "%s/%s", mnt, FUSE_FILE_NAME);
-}
-
-static void fuse_case_teardown(struct fuse_case *t)
-{
-	fuse_server_cleanup(&t->srv);
-}
-
 static bool require_fuse(struct __test_metadata *_metadata)
 {
 	if (access("/dev/fuse", R_OK | W_OK))
 		SKIP(return false, "no /dev/fuse: %s", strerror(errno));
 	return true;
+}
+
+/*
+ * The setup of every FUSE fixture: skips without the module or /dev/fuse,
+ * else starts the server; its teardown is fuse_server_cleanup(), which
+ * does nothing for a server that never started.
+ */
+static void fuse_case_setup(struct __test_metadata *_metadata, struct fuse_case *t)
+{
+	char mnt[64], err[256];
+
+	t->srv.cmd = -1;
+	t->srv.ctl = -1;
+	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
+		return;
+	ASSERT_EQ(0, load_pair("rewrite.elf", "rewrite.new", &t->a, &t->b));
+	snprintf(mnt, sizeof(mnt), "/tmp/mmap3-files-fuse-%d", getpid());
+	ASSERT_EQ(0, fuse_server_start(&t->srv, mnt, t->a.data, t->a.padded,
+				       err, sizeof(err))) TH_LOG("%s", err);
+	snprintf(t->path, sizeof(t->path), "%s/%s", mnt, FUSE_FILE_NAME);
 }
 
 FIXTURE(fuse) {
@@ -1147,16 +1151,12 @@ FIXTURE(fuse) {
 
 FIXTURE_SETUP(fuse)
 {
-	self->t.srv.cmd = -1;
-	self->t.srv.ctl = -1;
-	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
-		return;
 	fuse_case_setup(_metadata, &self->t);
 }
 
 FIXTURE_TEARDOWN_PARENT(fuse)
 {
-	fuse_case_teardown(&self->t);
+	fuse_server_cleanup(&self->t.srv);
 }
 
 TEST_F_TIMEOUT(fuse, server_maps_its_own_file, 60)
@@ -1216,16 +1216,12 @@ FIXTURE_VARIANT_ADD(fuse_rewrite, attributes_unchanged) { };
 
 FIXTURE_SETUP(fuse_rewrite)
 {
-	self->t.srv.cmd = -1;
-	self->t.srv.ctl = -1;
-	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
-		return;
 	fuse_case_setup(_metadata, &self->t);
 }
 
 FIXTURE_TEARDOWN_PARENT(fuse_rewrite)
 {
-	fuse_case_teardown(&self->t);
+	fuse_server_cleanup(&self->t.srv);
 }
 
 TEST_F_TIMEOUT(fuse_rewrite, never_stale, 60)
@@ -1280,16 +1276,12 @@ FIXTURE_VARIANT_ADD(fuse_signal, always_interrupted) {
 
 FIXTURE_SETUP(fuse_signal)
 {
-	self->t.srv.cmd = -1;
-	self->t.srv.ctl = -1;
-	if (!require_mmap3(_metadata) || !require_fuse(_metadata))
-		return;
 	fuse_case_setup(_metadata, &self->t);
 }
 
 FIXTURE_TEARDOWN_PARENT(fuse_signal)
 {
-	fuse_case_teardown(&self->t);
+	fuse_server_cleanup(&self->t.srv);
 }
 
 static int sigusr1_count;

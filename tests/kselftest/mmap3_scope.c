@@ -588,19 +588,15 @@ TEST_F_TIMEOUT(inherit, fork_storm, 600)
 	 * MMAP2 events alongside, as perf record opens them without --mmap3:
 	 * what MMAP3 must match.
 	 */
-	for (i = 0; i < ncpus; i++) {
-		mmap_attr(&attr, true, 0);
+	for (i = 0; i < 2 * ncpus; i++) {
+		struct ring *r = i % 2 ? &ring2[i / 2] : &ring3[i / 2];
+
+		mmap_attr(&attr, !(i % 2), 0);
 		attr.inherit = 1;
-		fd = open_event(_metadata, &attr, 0, i);
+		fd = open_event(_metadata, &attr, 0, i / 2);
 		if (fd < 0)
 			return;
-		ASSERT_EQ(0, ring_map(&ring3[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
-		mmap_attr(&attr, false, 0);
-		attr.inherit = 1;
-		fd = open_event(_metadata, &attr, 0, i);
-		if (fd < 0)
-			return;
-		ASSERT_EQ(0, ring_map(&ring2[i], fd, 256)) TH_LOG("ring: %s", strerror(errno));
+		ASSERT_EQ(0, ring_map(r, fd, 256)) TH_LOG("ring: %s", strerror(errno));
 	}
 	ref1 = mmap3_refcnt();
 

@@ -245,8 +245,8 @@ static inline int ring_drain(struct ring *r,
 
 /*
  * A child held until the test writes a byte to *@go, then it execs @path;
- * without @path it exits 0 when the test closes *@go. Returns its pid, or
- * -1; *@go is the pipe's write end, the test's to close.
+ * without @path it exits 0 when the test closes *@go. Returns its pid and
+ * *@go, the pipe's write end, the test's to close; or -1 (*@go -1).
  */
 static inline pid_t fork_held(const char *path, int *go)
 {
@@ -261,7 +261,7 @@ static inline pid_t fork_held(const char *path, int *go)
 		close(p[0]);
 		if (child < 0)
 			close(p[1]);
-		*go = p[1];
+		*go = child < 0 ? -1 : p[1];
 		return child;
 	}
 	close(p[1]);
