@@ -297,7 +297,8 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
 }
 
 /// Parses the note of a file that may be changing under the read, and the
-/// file's identity before and after.
+/// file's identity before (`first`, read by the caller just before) and
+/// after.
 ///
 /// A `write()` in progress, or a writer through a shared mapping, can leave
 /// the note half old and half new when it is read: an id the file never
@@ -306,9 +307,9 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
 /// [`Status::IoError`].
 fn parse_stable(
     source: Source<'_>,
+    first: Identity,
     identity: impl Fn() -> Identity,
 ) -> Result<(Answer, Identity, Identity), Error> {
-    let first = identity();
     let mut before = first;
     let mut answer = parse(source)?;
     for _ in 0..4 {
@@ -387,7 +388,7 @@ impl Mmap3Provider {
             }
         }
         stats::add(Stat::Misses, 1);
-        match parse_stable(Source::Cached(file), || file.identity()) {
+        match parse_stable(Source::Cached(file), *id, || file.identity()) {
             Ok((answer, before, after)) => {
                 self.remember(&before, &after, answer);
                 Lookup::Ready(answer)
@@ -497,7 +498,7 @@ impl Mmap3Provider {
         if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
             return Answer::Missing(Status::Skipped);
         }
-        let (answer, before, after) = parse_stable(Source::Io(file), || file.identity())
+        let (answer, before, after) = parse_stable(Source::Io(file), before, || file.identity())
             .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
         self.remember(&before, &after, answer);
         recent.put(after, answer);
