@@ -103,7 +103,10 @@ pub const WAYS: usize = 4;
 const WAY_BITS: [u8; WAYS] = [1, 2, 4, 8];
 
 /// The default number of `u64` words in a [`Version`].
-pub const VERSION_WORDS: usize = 3;
+pub const VERSION_WORDS: usize = 2;
+
+/// The `u64` words a [`Key`] is stored in.
+const KEY_WORDS: usize = 3;
 
 /// The most build-id bytes a [`Value`] holds (a SHA-1 digest, as in an MMAP3
 /// record).
@@ -114,15 +117,16 @@ pub const ID_SIZE_MAX: usize = 20;
 const VALUE_WORDS: usize = 3;
 
 /// What proves that a file has not changed since its entry was inserted
-/// (its change time and size, say): an entry answers only for the version it
+/// (its change counter and size, say): an entry answers only for the version it
 /// was inserted with. `V` words, compared as a whole.
 pub type Version<const V: usize = VERSION_WORDS> = [u64; V];
 
 /// The identity of a file, what entries are found by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Key {
-    /// Device of the file system.
-    pub dev: u32,
+    /// Which file system instance (the module numbers superblocks and
+    /// never reuses a number).
+    pub sb: u64,
     /// Inode number.
     pub ino: u64,
     /// Inode generation.
@@ -132,18 +136,16 @@ pub struct Key {
 impl Key {
     /// The key as stored in a slot.
     #[inline]
-    fn words(&self) -> [u64; 2] {
-        [
-            self.ino,
-            (u64::from(self.dev) << 32) | u64::from(self.generation),
-        ]
+    fn words(&self) -> [u64; KEY_WORDS] {
+        [self.ino, self.sb, u64::from(self.generation)]
     }
 
     /// The set-selecting hash: inode numbers are dense, so they are mixed
     /// with a 64-bit finaliser (splitmix64).
     #[inline]
     fn hash(&self) -> u64 {
-        let [ino, rest] = self.words();
+        let [ino, sb, generation] = self.words();
+        let rest = (sb << 32) ^ generation;
         let mut h = ino ^ rest.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -238,7 +240,7 @@ struct Slot<const V: usize> {
     /// Odd while a writer changes the slot; bumped by 2 per write.
     seq: AtomicU64,
     /// [`Key::words`].
-    key: [AtomicU64; 2],
+    key: [AtomicU64; KEY_WORDS],
     version: [AtomicU64; V],
     /// [`Value::encode`]; all zero when the slot is empty.
     value: [AtomicU64; VALUE_WORDS],
@@ -266,7 +268,7 @@ impl<const V: usize> Slot<V> {
 
     /// Reads the slot without a lock (see the module's memory ordering).
     #[inline]
-    fn read(&self, key: [u64; 2], version: &Version<V>) -> Read {
+    fn read(&self, key: [u64; KEY_WORDS], version: &Version<V>) -> Read {
         let seq = self.seq.load(Acquire);
         if seq & 1 != 0 {
             return Read::Other;
@@ -290,20 +292,20 @@ impl<const V: usize> Slot<V> {
 
     /// The key of an occupied slot, `None` if empty. Only under the set's
     /// lock: no write can be under way.
-    fn key_locked(&self) -> Option<[u64; 2]> {
+    fn key_locked(&self) -> Option<[u64; KEY_WORDS]> {
         let value = load(&self.value);
         (value != [0; VALUE_WORDS]).then(|| load(&self.key))
     }
 
     /// Whether the slot holds exactly this. Only under the set's lock.
-    fn holds_locked(&self, key: [u64; 2], version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
+    fn holds_locked(&self, key: [u64; KEY_WORDS], version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
         self.key_locked() == Some(key)
             && load(&self.version) == *version
             && load(&self.value) == value
     }
 
     /// Writes the slot. Only under the set's lock: one writer at a time.
-    fn write(&self, key: [u64; 2], version: &Version<V>, value: [u64; VALUE_WORDS]) {
+    fn write(&self, key: [u64; KEY_WORDS], version: &Version<V>, value: [u64; VALUE_WORDS]) {
         let seq = self.seq.load(Relaxed);
         self.seq.store(seq.wrapping_add(1), Relaxed);
         fence(Release);
@@ -516,11 +518,11 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
             (way, Insert::New)
         } else {
             let way = set.victim(&lock);
-            let [ino, rest] = keys.get(way).copied().flatten().unwrap_or_default();
+            let [ino, sb, generation] = keys.get(way).copied().flatten().unwrap_or_default();
             let evicted = Key {
-                dev: u32::try_from(rest >> 32).unwrap_or(0),
+                sb,
                 ino,
-                generation: u32::try_from(rest & 0xffff_ffff).unwrap_or(0),
+                generation: u32::try_from(generation).unwrap_or(0),
             };
             (way, Insert::Evicted(evicted))
         };
@@ -554,7 +556,7 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
             .find(|slot| slot.key_locked() == Some(words))
         {
             Some(slot) => {
-                slot.write([0; 2], &[0; V], [0; VALUE_WORDS]);
+                slot.write([0; KEY_WORDS], &[0; V], [0; VALUE_WORDS]);
                 Remove::Removed
             }
             None => Remove::Absent,
