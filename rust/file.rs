@@ -10,6 +10,9 @@ use kernel::{bindings, prelude::*, types::Opaque};
 extern "C" {
     fn mmap3_get_file(file: *mut c_void);
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
+    fn mmap3_sb_register(file: *mut c_void) -> u64;
+    fn mmap3_sbs_init() -> core::ffi::c_int;
+    fn mmap3_sbs_exit();
     fn mmap3_assert_no_mmap_lock();
     fn mmap3_file_read(
         file: *mut c_void,
@@ -95,29 +98,32 @@ pub(crate) struct File(Opaque<bindings::file>);
 
 /// What identifies a file and its version, read without I/O.
 ///
-/// Mirrors `struct mmap3_identity` in `rust/helpers.c`; [`check_abi`] checks
+/// Mirrors `struct mmap3_identity` in `rust/helpers.h`; [`check_abi`] checks
 /// the sizes agree.
 #[repr(C)]
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Identity {
     /// Inode number.
     pub(crate) ino: u64,
-    /// Change time, seconds.
-    pub(crate) ctime_sec: i64,
+    /// The module's serial of the file system instance (the superblock),
+    /// never reused; 0 until [`File::register_sb`] numbers it.
+    pub(crate) sb: u64,
+    /// The inode's change counter (`i_version`), queried: it grows with
+    /// any later change of the file's data or metadata. 0 unless
+    /// [`Identity::versioned`].
+    pub(crate) change: u64,
     /// Size in bytes.
     pub(crate) size: i64,
-    /// Change time, nanoseconds.
-    pub(crate) ctime_nsec: u32,
-    /// Device of the file system (`s_dev`).
-    pub(crate) dev: u32,
+    /// Change time in nanoseconds.
+    pub(crate) ctime_ns: i64,
     /// Inode generation.
     pub(crate) generation: u32,
     /// File type and permissions (`i_mode`).
     pub(crate) mode: u32,
     /// Magic number of the file system (`s_magic`).
     pub(crate) fs_magic: core::ffi::c_ulong,
-    /// Whether any later change gets a different change time.
-    pub(crate) settled: bool,
+    /// Whether the file system keeps `i_version` (`IS_I_VERSION()`).
+    pub(crate) versioned: bool,
     /// Whether the file is open for writing or mapped shared and writable.
     pub(crate) writers: bool,
     /// A kernel-internal file (`S_PRIVATE`): shared anonymous memory, SysV
@@ -141,6 +147,16 @@ impl File {
         // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
         unsafe { mmap3_file_identity(self.0.get().cast(), &mut id) };
         id
+    }
+
+    /// Numbers the file's superblock (see [`Identity::sb`]) if it is not
+    /// yet; may sleep and allocate, once per superblock. `None` without
+    /// memory for it.
+    pub(crate) fn register_sb(&self) -> Option<u64> {
+        // SAFETY: The file is valid while borrowed, and keeps its superblock
+        // alive.
+        let serial = unsafe { mmap3_sb_register(self.0.get().cast()) };
+        (serial != 0).then_some(serial)
     }
 
     /// Reads from the page cache only; see [`ReadMode::Cached`].
@@ -177,6 +193,14 @@ impl PinnedFile {
         id
     }
 
+    /// [`File::register_sb`] for the pinned file.
+    pub(crate) fn register_sb(&self) -> Option<u64> {
+        // SAFETY: By the type invariant the file is valid, and it keeps its
+        // superblock alive.
+        let serial = unsafe { mmap3_sb_register(self.0.as_ptr().cast()) };
+        (serial != 0).then_some(serial)
+    }
+
     /// Reads through the page cache, waiting for I/O; see [`ReadMode::Io`].
     /// Must not be called under `mmap_lock` (checked with lockdep).
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
@@ -192,5 +216,25 @@ impl Drop for PinnedFile {
     fn drop(&mut self) {
         // SAFETY: By the type invariant we own a reference.
         unsafe { bindings::fput(self.0.as_ptr()) };
+    }
+}
+
+/// The numbering of superblocks behind [`Identity::sb`], from load to
+/// unload: dropped once no hook runs, it forgets every serial.
+pub(crate) struct Superblocks(());
+
+impl Superblocks {
+    pub(crate) fn new() -> Result<Self> {
+        // SAFETY: Called once, at load, before the provider is registered.
+        kernel::error::to_result(unsafe { mmap3_sbs_init() })?;
+        Ok(Superblocks(()))
+    }
+}
+
+impl Drop for Superblocks {
+    fn drop(&mut self) {
+        // SAFETY: `new` succeeded, and the provider is unregistered (the
+        // module drops its registration first): nothing registers any more.
+        unsafe { mmap3_sbs_exit() };
     }
 }

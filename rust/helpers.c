@@ -10,7 +10,10 @@
 #include <linux/debugfs.h>
 #include <linux/fdtable.h>
 #include <linux/fs.h>
+#include <linux/fsnotify_backend.h>
+#include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/iversion.h>
 #include <linux/kdev_t.h>
 #include <linux/lockdep.h>
 #include <linux/miscdevice.h>
@@ -23,12 +26,11 @@
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/shmem_fs.h>
-#include <linux/time64.h>
 
 static unsigned int cache_entries = 4096;
 module_param(cache_entries, uint, 0444);
 MODULE_PARM_DESC(cache_entries,
-		 "Build-ids remembered, by (dev, ino, generation); 0 disables the cache (default 4096)");
+		 "Build-ids remembered, by (superblock, ino, generation); 0 disables the cache (default 4096)");
 
 /* dkms.conf's PACKAGE_VERSION, passed by Kbuild. */
 MODULE_VERSION(MMAP3_VERSION);
@@ -53,33 +55,196 @@ void mmap3_assert_no_mmap_lock(void)
 		lockdep_assert_not_held(&current->mm->mmap_lock);
 }
 
+/*
+ * Superblock instances.
+ *
+ * A cached build-id must never answer for a file of another file system
+ * that took the first one's place: the next image on a loop device, a
+ * partition rewritten while unmounted, a tmpfs mounted again. s_dev is
+ * reused (a block device's number, or the lowest free anonymous one), and
+ * so is the address of a freed superblock; nothing in a superblock names
+ * its instance. So the module numbers the superblocks it caches answers
+ * for itself: a serial from a 64-bit counter that only counts up, never
+ * reused, held with an fsnotify mark on the superblock. The mark has an
+ * empty mask (it receives no event); it is there for ->freeing_mark,
+ * which fsnotify_sb_delete() calls from generic_shutdown_super() when
+ * the superblock is shut down, before it is freed and before its address
+ * or its s_dev can be given to another: the serial is forgotten then. So
+ * a serial found for a superblock was given to this very instance, and
+ * a cache entry keyed by it is an entry for a file of this instance.
+ *
+ * Lookups take no lock (RCU); registering takes the group's mutex and
+ * allocates, once per superblock.
+ */
+struct mmap3_sb {
+	struct fsnotify_mark mark;	/* on the superblock, no events */
+	struct super_block *sb;
+	u64 serial;
+	struct hlist_node node;		/* in mmap3_sbs, under mmap3_sbs_lock */
+	bool dead;			/* ->freeing_mark() was called */
+	struct rcu_head rcu;
+};
+
+static struct fsnotify_group *mmap3_group;
+static DEFINE_SPINLOCK(mmap3_sbs_lock);
+static DEFINE_HASHTABLE(mmap3_sbs, 6);
+static u64 mmap3_sbs_next;		/* under mmap3_sbs_lock */
+static atomic_t mmap3_sbs_marks = ATOMIC_INIT(0);	/* not yet freed */
+
+/* The serial of @sb, or 0 when the module has not numbered it. */
+static u64 mmap3_sb_serial(struct super_block *sb)
+{
+	struct mmap3_sb *s;
+	u64 serial = 0;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(mmap3_sbs, s, node, (unsigned long)sb) {
+		if (s->sb == sb) {
+			serial = s->serial;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return serial;
+}
+
+/* The superblock is shut down (or the module unloads): forget its serial. */
+static void mmap3_sb_freeing_mark(struct fsnotify_mark *mark, struct fsnotify_group *group)
+{
+	struct mmap3_sb *s = container_of(mark, struct mmap3_sb, mark);
+
+	spin_lock(&mmap3_sbs_lock);
+	s->dead = true;
+	if (!hlist_unhashed(&s->node))
+		hash_del_rcu(&s->node);
+	spin_unlock(&mmap3_sbs_lock);
+}
+
+static void mmap3_sb_free_mark(struct fsnotify_mark *mark)
+{
+	struct mmap3_sb *s = container_of(mark, struct mmap3_sb, mark);
+
+	/* Lookups may still be walking past it. */
+	kfree_rcu(s, rcu);
+	atomic_dec(&mmap3_sbs_marks);
+	wake_up_var(&mmap3_sbs_marks);
+}
+
+/* The mark's mask is empty: fsnotify has no event to give it. */
+static int mmap3_sb_handle_event(struct fsnotify_mark *mark, u32 mask, struct inode *inode,
+				 struct inode *dir, const struct qstr *name, u32 cookie)
+{
+	return 0;
+}
+
+static const struct fsnotify_ops mmap3_sb_ops = {
+	.handle_inode_event = mmap3_sb_handle_event,
+	.freeing_mark = mmap3_sb_freeing_mark,
+	.free_mark = mmap3_sb_free_mark,
+};
+
+/*
+ * Numbers the superblock of @file, which its caller keeps alive (a mapping
+ * or a reference): then it cannot be shut down meanwhile. May sleep.
+ * Return: the serial, or 0 when there was no memory for it.
+ */
+u64 mmap3_sb_register(struct file *file)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+	struct mmap3_sb *s;
+	u64 serial;
+	int err;
+
+	serial = mmap3_sb_serial(sb);
+	if (serial)
+		return serial;
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return 0;
+	s->sb = sb;
+	INIT_HLIST_NODE(&s->node);
+	atomic_inc(&mmap3_sbs_marks);
+	fsnotify_init_mark(&s->mark, mmap3_group);
+	err = fsnotify_add_mark(&s->mark, sb, FSNOTIFY_OBJ_TYPE_SB, 0);
+	if (!err) {
+		spin_lock(&mmap3_sbs_lock);
+		if (!s->dead) {
+			s->serial = ++mmap3_sbs_next;
+			hash_add_rcu(mmap3_sbs, &s->node, (unsigned long)sb);
+			serial = s->serial;
+		}
+		spin_unlock(&mmap3_sbs_lock);
+	} else if (err == -EEXIST) {
+		/* Another task numbered it meanwhile (0 until it is hashed). */
+		serial = mmap3_sb_serial(sb);
+	}
+	/* The reference of fsnotify_init_mark(); the mark keeps its own. */
+	fsnotify_put_mark(&s->mark);
+	return serial;
+}
+
+/* At load. Return: 0, or -ENOMEM. */
+int mmap3_sbs_init(void)
+{
+	mmap3_group = fsnotify_alloc_group(&mmap3_sb_ops, 0);
+	return PTR_ERR_OR_ZERO(mmap3_group);
+}
+
+/*
+ * At unload, once no hook runs: drops every mark, and waits until fsnotify
+ * has freed them all (their last step is a call into this module).
+ */
+void mmap3_sbs_exit(void)
+{
+	struct mmap3_sb *s;
+	int bkt;
+
+	for (;;) {
+		struct fsnotify_mark *mark = NULL;
+
+		spin_lock(&mmap3_sbs_lock);
+		hash_for_each(mmap3_sbs, bkt, s, node) {
+			/* Hashed: not yet through ->freeing_mark, so referenced. */
+			if (refcount_inc_not_zero(&s->mark.refcnt)) {
+				mark = &s->mark;
+				break;
+			}
+		}
+		spin_unlock(&mmap3_sbs_lock);
+		if (!mark)
+			break;
+		fsnotify_destroy_mark(mark, mmap3_group);
+		fsnotify_put_mark(mark);
+	}
+	fsnotify_put_group(mmap3_group);
+	/* Marks of superblocks shut down meanwhile may still be on their way. */
+	do {
+		fsnotify_wait_marks_destroyed();
+	} while (wait_var_event_timeout(&mmap3_sbs_marks, !atomic_read(&mmap3_sbs_marks), HZ) == 0);
+	/* The reaper may still be returning from the last mmap3_sb_free_mark(). */
+	fsnotify_wait_marks_destroyed();
+}
+
 const size_t mmap3_identity_size = sizeof(struct mmap3_identity);
 
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 {
 	struct inode *inode = file_inode(file);
 	struct timespec64 ctime = inode_get_ctime(inode);
-	struct timespec64 now;
-
-	ktime_get_coarse_real_ts64(&now);
-	now = timestamp_truncate(now, inode);
 
 	id->ino = inode->i_ino;
-	id->ctime_sec = ctime.tv_sec;
-	id->ctime_nsec = ctime.tv_nsec;
+	id->sb = mmap3_sb_serial(inode->i_sb);
+	/*
+	 * Queried, so that the next change of the file's data or metadata
+	 * makes it larger (the i_version contract, linux/iversion.h).
+	 */
+	id->versioned = IS_I_VERSION(inode);
+	id->change = id->versioned ? inode_query_iversion(inode) : 0;
 	id->size = i_size_read(inode);
-	id->dev = inode->i_sb->s_dev;
+	id->ctime_ns = timespec64_to_ns(&ctime);
 	id->generation = inode->i_generation;
 	id->mode = inode->i_mode;
 	id->fs_magic = inode->i_sb->s_magic;
-	/*
-	 * ctime is taken from the same coarse clock, truncated to the file
-	 * system's granularity: once that clock has moved past ctime, any new
-	 * change of the file stamps a different ctime. Before that, a change
-	 * within the same tick would keep ctime and size, so what is read now
-	 * must not be trusted later.
-	 */
-	id->settled = timespec64_compare(&now, &ctime) > 0;
 	id->writers = atomic_read(&inode->i_writecount) > 0 ||
 		      mapping_writably_mapped(file->f_mapping);
 	id->private = IS_PRIVATE(inode);

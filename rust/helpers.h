@@ -13,15 +13,18 @@ struct file;
 /* What src/mmap3.rs knows of a file; mirrored by rust/file.rs. */
 struct mmap3_identity {
 	u64 ino;
-	s64 ctime_sec;
+	/* The module's serial of the superblock instance; 0: not numbered. */
+	u64 sb;
+	/* i_version when the file system keeps one (versioned), else 0. */
+	u64 change;
 	s64 size;
-	u32 ctime_nsec;
-	u32 dev;
+	/* ctime in nanoseconds (saturated, as timespec64_to_ns()). */
+	s64 ctime_ns;
 	u32 generation;
 	u32 mode;
 	unsigned long fs_magic;
-	/* A later change of the file gets a ctime other than ctime_sec/nsec. */
-	bool settled;
+	/* IS_I_VERSION(): change moves with every change of the file. */
+	bool versioned;
 	/* Open for writing, or mapped shared and writable. */
 	bool writers;
 	/* A kernel-internal file (S_PRIVATE): shared anonymous memory, SysV shm. */
@@ -35,6 +38,9 @@ unsigned int mmap3_param_cache_entries(void);
 void mmap3_get_file(struct file *file);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
+u64 mmap3_sb_register(struct file *file);
+int mmap3_sbs_init(void);
+void mmap3_sbs_exit(void);
 ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io);
 bool mmap3_serves_fuse(void);
 void mmap3_stat_add(unsigned int stat, s64 delta);

@@ -103,7 +103,7 @@ pub const WAYS: usize = 4;
 const WAY_BITS: [u8; WAYS] = [1, 2, 4, 8];
 
 /// The default number of `u64` words in a [`Version`].
-pub const VERSION_WORDS: usize = 2;
+pub const VERSION_WORDS: usize = 3;
 
 /// The `u64` words a [`Key`] is stored in.
 const KEY_WORDS: usize = 3;
@@ -298,7 +298,12 @@ impl<const V: usize> Slot<V> {
     }
 
     /// Whether the slot holds exactly this. Only under the set's lock.
-    fn holds_locked(&self, key: [u64; KEY_WORDS], version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
+    fn holds_locked(
+        &self,
+        key: [u64; KEY_WORDS],
+        version: &Version<V>,
+        value: [u64; VALUE_WORDS],
+    ) -> bool {
         self.key_locked() == Some(key)
             && load(&self.version) == *version
             && load(&self.value) == value

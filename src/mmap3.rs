@@ -25,7 +25,7 @@ mod provider;
 #[path = "../rust/stats.rs"]
 mod stats;
 
-use file::{File, Identity, PinnedFile, Vma};
+use file::{File, Identity, PinnedFile, Superblocks, Vma};
 use provider::{Hook, MapInfo, OwnedMapInfo, Registration, Status};
 use stats::Stat;
 
@@ -115,44 +115,82 @@ fn readable(id: &Identity) -> bool {
     id.mode & S_IFMT == S_IFREG && !SKIPPED_FS.contains(&id.fs_magic)
 }
 
-/// File systems whose change time this kernel stamps on every change of a
-/// file's data, including the first write through a shared mapping
-/// (`->page_mkwrite` calls `file_update_time()`), or that cannot change at
-/// all: local disk file systems.
-const CACHED_FS: &[core::ffi::c_ulong] = &[
-    0xef53,     // EXT2/3/4_SUPER_MAGIC
+/// File systems that keep `i_version` and bump it, once queried, on every
+/// change of a file's data, including the first write through a shared
+/// mapping after its pages were cleaned (`->page_mkwrite` calls
+/// `file_update_time()`), truncation, hole punching and reflinks; checked in
+/// their sources. ext2 and ext3 images mounted by ext4 are ext4 here (ext4
+/// sets `SB_I_VERSION` unconditionally). XFS keeps it on v5 (CRC) file
+/// systems; [`Identity::versioned`] is checked per file all the same.
+const VERSIONED_FS: &[core::ffi::c_ulong] = &[
+    0xef53,     // EXT4_SUPER_MAGIC (ext2, ext3, ext4)
     0x58465342, // XFS_SUPER_MAGIC
-    0x9123683e, // BTRFS_SUPER_MAGIC
-    0xf2f52010, // F2FS_SUPER_MAGIC
-    0x73717368, // SQUASHFS_MAGIC (read-only)
-    0xe0f5e1e2, // EROFS_SUPER_MAGIC_V1 (read-only)
-    0x9660,     // ISOFS_SUPER_MAGIC (read-only)
+];
+
+/// Read-only image file systems: no write path at all, so a file's bytes
+/// are fixed for the life of its superblock.
+const IMAGE_FS: &[core::ffi::c_ulong] = &[
+    0x73717368, // SQUASHFS_MAGIC
+    0xe0f5e1e2, // EROFS_SUPER_MAGIC_V1
+    0x9660,     // ISOFS_SUPER_MAGIC
 ];
 
 /// Whether an answer for this file may be cached now, or taken from the
-/// cache: the rule that makes a cached answer provably the file's current
-/// build-id.
+/// cache: the rule that makes a hit the mapped file's current build-id.
 ///
-/// An entry is keyed by (dev, ino, generation) and valid for one (ctime,
-/// size). That proves the file unchanged only where every change of its
-/// data moves ctime *and* nothing can change it without a writer the
-/// kernel can see:
-/// - only on [`CACHED_FS`]: tmpfs and ramfs do not stamp ctime on writes
-///   through a shared mapping; network file systems and FUSE get ctime
-///   from a server (and a FUSE daemon controls ino and generation too), so
-///   comparing it proves nothing. Their files are read every time, from
-///   the page cache when it holds the pages;
-/// - never while the file is open for writing or mapped shared and
-///   writable (checked at lookup and before and after the read): `write()`
-///   stamps ctime *before* it copies the data, and a writable shared
-///   mapping stamps it at the first write fault only, so while a writer
-///   exists the bytes can change under an unchanged ctime. Once no writer
-///   is left, any new change needs a new `open()` for writing or a new
-///   writable mapping, whose first write stamps a new ctime;
-/// - only once ctime is older than the coarse clock (`settled`), so that a
-///   change within the same tick cannot keep ctime.
+/// An entry is keyed by (superblock serial, ino, generation) and valid for
+/// one version (`i_version`, size, ctime); it holds what was parsed from
+/// the file while its identity did not move ([`parse_stable`]: read before
+/// and after the parse, equal, no writer either time). A hit says that the
+/// file mapped now holds the bytes that were parsed. That follows from:
+///
+/// 1. **The same file system instance.** The serial ([`Identity::sb`],
+///    `rust/helpers.c`) is a 64-bit count that is never reused, given to a
+///    superblock by the module and forgotten when that superblock is shut
+///    down, before it is freed: an entry with the serial of the mapped
+///    file's superblock was made for a file of this very instance. Two
+///    images mounted in turn on one loop device, a partition rewritten while
+///    unmounted, a file system mounted again: each is a new superblock with
+///    a new serial. (`s_dev` and the superblock's address are reused, and
+///    an image's UUID, times and inode numbers are copied with it, so none
+///    of those can tell instances apart.)
+/// 2. **The same file in it.** Within one instance an inode number names one
+///    file at a time; a number freed and handed out again gets another
+///    generation (XFS increments it when it frees the inode; ext4 draws a
+///    new random 32-bit one, so only a 1 in 2^32 draw keeps it) and the
+///    ctime of its creation, both in the key or version. On [`IMAGE_FS`] nothing is ever freed.
+///    Hard links and bind mounts reach the same inode, so the same answer is
+///    right for them. An overlayfs mapping maps the real (upper or lower)
+///    file, whose own superblock and inode are what the hook sees.
+/// 3. **Unchanged since the parse.** On [`VERSIONED_FS`] the version holds
+///    `i_version`, queried when the identity is read: by its contract
+///    (`linux/iversion.h`) any later change of the file's data or metadata
+///    makes it larger, whatever the clock says (a clock stepped back can
+///    give a rewrite the old ctime, not the old `i_version`). But `write()`
+///    bumps it *before* it copies the data, and a writable shared mapping
+///    bumps it at its first write fault only, so while the file has a writer
+///    (open for writing, or mapped shared and writable) the bytes can change
+///    under an unchanged version: nothing is cached or served then
+///    (`writers`, checked at lookup, before and after the parse). Once no
+///    writer is left, a new change needs a new writer, whose change bumps
+///    the queried counter. On [`IMAGE_FS`] the bytes cannot change at all.
+///
+/// What is assumed, and not checked: nobody writes the block device (or
+/// image file) under a mounted file system. The file system's own caches
+/// are wrong then too, and Linux can forbid it
+/// (`CONFIG_BLK_DEV_WRITE_MOUNTED=n`).
+///
+/// Everything else is parsed at every mapping, from the page cache when it
+/// holds the pages: file systems without `i_version`; btrfs, whose
+/// snapshots share one superblock with the original and copy its inode
+/// numbers, generations and `i_version`s (a subvolume is not visible in the
+/// inode without btrfs' own types); tmpfs and ramfs, which stamp nothing on
+/// writes through a shared mapping; network file systems and FUSE, whose
+/// servers set the file's metadata.
 fn cacheable(id: &Identity) -> bool {
-    CACHED_FS.contains(&id.fs_magic) && !id.writers
+    !id.writers
+        && ((id.versioned && VERSIONED_FS.contains(&id.fs_magic))
+            || IMAGE_FS.contains(&id.fs_magic))
 }
 
 /// The provider: the cache of answers.
@@ -171,10 +209,11 @@ impl Mmap3Provider {
         Ok(Cache::new(sets))
     }
 
-    /// A file's key in the cache: which file.
-    fn key(id: &Identity) -> cache::Key {
+    /// A file's key in the cache: which file. `sb` is the serial of its
+    /// superblock, as [`Identity::sb`] or [`File::register_sb`] gave it.
+    fn key(sb: u64, id: &Identity) -> cache::Key {
         cache::Key {
-            dev: id.dev,
+            sb,
             ino: id.ino,
             generation: id.generation,
         }
@@ -182,16 +221,16 @@ impl Mmap3Provider {
 
     /// A file's version in the cache: what changes when the file does.
     fn version(id: &Identity) -> cache::Version {
-        [
-            id.ctime_sec as u64,
-            id.size as u64,
-            u64::from(id.ctime_nsec),
-        ]
+        [id.change, id.size as u64, id.ctime_ns as u64]
     }
 
-    /// The cached answer for the file `id`, if it has not changed since.
+    /// The cached answer for the file `id`, if it has not changed since: none
+    /// for a superblock the module has not numbered (no entry can be for it).
     fn cached(&self, id: &Identity) -> Option<Answer> {
-        match self.cache.lookup(&Self::key(id), &Self::version(id)) {
+        if id.sb == 0 {
+            return None;
+        }
+        match self.cache.lookup(&Self::key(id.sb, id), &Self::version(id)) {
             cache::Lookup::Hit(value) => Some(Answer::Cached(value)),
             // A stale entry stays until the insert after the read replaces
             // it, or CLOCK evicts it.
@@ -199,15 +238,16 @@ impl Mmap3Provider {
         }
     }
 
-    /// Caches `answer` for the file `id`, unless another CPU is writing the
-    /// same set: the next miss reads the file again.
-    fn insert(&self, id: &Identity, answer: Answer) {
+    /// Caches `answer` for the file `id` on the superblock numbered `sb`,
+    /// unless another CPU is writing the same set: the next miss reads the
+    /// file again.
+    fn insert(&self, sb: u64, id: &Identity, answer: Answer) {
         let Some(value) = answer.to_value() else {
             return;
         };
         match self
             .cache
-            .insert(&Self::key(id), &Self::version(id), &value)
+            .insert(&Self::key(sb, id), &Self::version(id), &value)
         {
             cache::Insert::New => stats::add(Stat::Entries, 1),
             cache::Insert::Evicted(_) => stats::add(Stat::Evictions, 1),
@@ -216,10 +256,25 @@ impl Mmap3Provider {
     }
 
     /// Caches what was read from a file whose identity was `before` the
-    /// read and `after` it, when [`cacheable`] allows it.
-    fn remember(&self, before: &Identity, after: &Identity, answer: Answer) {
-        if before == after && after.settled && cacheable(after) {
-            self.insert(after, answer);
+    /// read and `after` it, when [`cacheable`] allows it, numbering its
+    /// superblock first if need be (`register_sb`: [`File::register_sb`],
+    /// which may sleep; the file keeps its superblock alive meanwhile).
+    fn remember(
+        &self,
+        before: &Identity,
+        after: &Identity,
+        answer: Answer,
+        register_sb: impl FnOnce() -> Option<u64>,
+    ) {
+        if before != after || !cacheable(after) {
+            return;
+        }
+        let sb = match after.sb {
+            0 => register_sb(),
+            sb => Some(sb),
+        };
+        if let Some(sb) = sb {
+            self.insert(sb, after, answer);
         }
     }
 }
@@ -390,7 +445,7 @@ impl Mmap3Provider {
         stats::add(Stat::Misses, 1);
         match parse_stable(Source::Cached(file), *id, || file.identity()) {
             Ok((answer, before, after)) => {
-                self.remember(&before, &after, answer);
+                self.remember(&before, &after, answer, || file.register_sb());
                 Lookup::Ready(answer)
             }
             Err(_) => Lookup::Read(file.pin()),
@@ -500,7 +555,7 @@ impl Mmap3Provider {
         }
         let (answer, before, after) = parse_stable(Source::Io(file), before, || file.identity())
             .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
-        self.remember(&before, &after, answer);
+        self.remember(&before, &after, answer, || file.register_sb());
         recent.put(after, answer);
         answer
     }
@@ -511,8 +566,11 @@ const FUSE_SUPER_MAGIC: core::ffi::c_ulong = 0x65735546;
 /// No page cache behind the file (`mmap3_file_read()`).
 const EOPNOTSUPP: i32 = kernel::bindings::EOPNOTSUPP as i32;
 
+/// The module's state; dropped field by field, in this order: the
+/// provider first, so that no hook runs when the superblocks' serials go.
 struct Mmap3 {
     _registration: Registration<Mmap3Provider>,
+    _superblocks: Superblocks,
     _debugfs: stats::Debugfs,
 }
 
@@ -520,6 +578,7 @@ impl kernel::Module for Mmap3 {
     fn init(module: &'static ThisModule) -> Result<Self> {
         file::check_abi()?;
         let debugfs = stats::Debugfs::new()?;
+        let superblocks = Superblocks::new()?;
         let cache = Mmap3Provider::new_cache(Registration::<Mmap3Provider>::cache_entries())?;
         let entries = cache.capacity();
         stats::add(Stat::Capacity, entries as i64);
@@ -531,6 +590,7 @@ impl kernel::Module for Mmap3 {
         );
         Ok(Mmap3 {
             _registration: registration,
+            _superblocks: superblocks,
             _debugfs: debugfs,
         })
     }

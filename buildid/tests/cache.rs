@@ -39,7 +39,7 @@ fn cache(sets: usize) -> Cache<Vec<Set>> {
     Cache::new((0..sets).map(|_| Set::new()).collect())
 }
 
-/// The `i`th key of a test: spread over devices, inodes and generations;
+/// The `i`th key of a test: spread over superblocks, inodes and generations;
 /// key 0 is all zero, like an empty slot.
 fn key(i: usize) -> Key {
     Key {
@@ -57,7 +57,8 @@ fn value_of(key: &Key, version: &Version) -> Value {
             ^ (key.sb << 40)
             ^ (u64::from(key.generation) << 20)
             ^ version[0].rotate_left(7)
-            ^ version[1].rotate_left(29),
+            ^ version[1].rotate_left(29)
+            ^ version[2].rotate_left(51),
     );
     let status = 1 + rng.below(255) as u8;
     let len = rng.below(ID_SIZE_MAX + 1);
@@ -84,8 +85,8 @@ fn same_set(c: &Cache<Vec<Set>>, count: usize) -> Vec<Key> {
     keys
 }
 
-/// A change counter and a size.
-const V1: Version = [123_456_789, 4096];
+/// A change counter, a size, a change time.
+const V1: Version = [123_456_789, 4096, 1_700_000_000_000_000_000];
 
 #[test]
 fn value_round_trip() {
@@ -126,7 +127,7 @@ fn capacity_zero() {
         assert_eq!(c.remove(&k), Remove::Absent);
     }
     let s: Cache<&[Set]> = Cache::new(&[]);
-    assert_eq!(s.lookup(&key(0), &[0; 2]), Lookup::Miss);
+    assert_eq!(s.lookup(&key(0), &[0; 3]), Lookup::Miss);
 }
 
 #[test]
@@ -150,14 +151,14 @@ fn capacity_whole_sets() {
 fn empty_cache_misses_even_the_zero_key() {
     let c = cache(4);
     let zero = Key::default();
-    assert_eq!(c.lookup(&zero, &[0; 2]), Lookup::Miss);
+    assert_eq!(c.lookup(&zero, &[0; 3]), Lookup::Miss);
     assert_eq!(c.remove(&zero), Remove::Absent);
-    let v = value_of(&zero, &[0; 2]);
-    assert_eq!(c.insert(&zero, &[0; 2], &v), Insert::New);
-    assert_eq!(c.lookup(&zero, &[0; 2]), Lookup::Hit(v));
+    let v = value_of(&zero, &[0; 3]);
+    assert_eq!(c.insert(&zero, &[0; 3], &v), Insert::New);
+    assert_eq!(c.lookup(&zero, &[0; 3]), Lookup::Hit(v));
     assert_eq!(c.lookup(&zero, &V1), Lookup::Stale);
     assert_eq!(c.remove(&zero), Remove::Removed);
-    assert_eq!(c.lookup(&zero, &[0; 2]), Lookup::Miss);
+    assert_eq!(c.lookup(&zero, &[0; 3]), Lookup::Miss);
 }
 
 #[test]
@@ -175,7 +176,7 @@ fn version_invalidation() {
     }
     // A stale lookup leaves the entry in place.
     assert_eq!(c.lookup(&k, &V1), Lookup::Hit(x));
-    let v2 = [V1[0] + 1, V1[1]];
+    let v2 = [V1[0] + 1, V1[1], V1[2]];
     let y = value_of(&k, &v2);
     assert_eq!(c.insert(&k, &v2, &y), Insert::Replaced);
     assert_eq!(c.lookup(&k, &v2), Lookup::Hit(y));
@@ -315,7 +316,7 @@ fn model_run(seed: u64, sets: usize, nkeys: usize, ops: usize, out: &mut Outcome
     let c = cache(sets);
     let mut model = Model::default();
     // The files' current versions: most lookups use them, as the module does.
-    let mut current: Vec<Version> = (0..nkeys).map(|i| [i as u64, 100]).collect();
+    let mut current: Vec<Version> = (0..nkeys).map(|i| [i as u64, 100, 0]).collect();
     let ctx = |op: usize| format!("seed {seed}, {sets} sets, {nkeys} keys, op {op}");
     for op in 0..ops {
         let i = rng.below(nkeys);
@@ -323,7 +324,7 @@ fn model_run(seed: u64, sets: usize, nkeys: usize, ops: usize, out: &mut Outcome
         let version = if rng.chance(80) {
             current[i]
         } else {
-            [i as u64 + 1000 * rng.below(3) as u64, 100 + rng.below(2) as u64]
+            [i as u64 + 1000 * rng.below(3) as u64, 100 + rng.below(2) as u64, 0]
         };
         match rng.below(100) {
             0..=44 => {
@@ -461,7 +462,7 @@ fn concurrent_readers_and_writers() {
                     (0, 0, 0, 0, 0, 0, 0, 0);
                 for op in 0..ops {
                     let k = key(rng.below(KEYS));
-                    let v: Version = [rng.next() % VERSIONS, k.ino];
+                    let v: Version = [rng.next() % VERSIONS, k.ino, 7];
                     match rng.below(100) {
                         0..=59 => match c.lookup(&k, &v) {
                             Lookup::Hit(x) => {
@@ -510,7 +511,7 @@ fn concurrent_readers_and_writers() {
     // second one would answer after the first is removed).
     for i in 0..KEYS {
         let k = key(i);
-        let v: Version = [VERSIONS, k.ino];
+        let v: Version = [VERSIONS, k.ino, 7];
         assert_ne!(
             c.insert(&k, &v, &value_of(&k, &v)),
             Insert::Busy,
@@ -520,7 +521,7 @@ fn concurrent_readers_and_writers() {
         assert_eq!(c.remove(&k), Remove::Removed);
         for version in 0..=VERSIONS {
             assert_eq!(
-                c.lookup(&k, &[version, k.ino]),
+                c.lookup(&k, &[version, k.ino, 7]),
                 Lookup::Miss,
                 "{k:?}: two slots"
             );
