@@ -585,7 +585,8 @@ TEST_F(two_devices, each_has_its_build_id)
 		close(img_fd);
 		loop_fd = loop_attach(self->img, O_RDONLY, LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR,
 				      loop_dev, sizeof(loop_dev));
-		ASSERT_LE(0, loop_fd) TH_LOG("a loop device over %s: %s", self->img, strerror(errno));
+		ASSERT_LE(0, loop_fd)
+			TH_LOG("a loop device over %s: %s", self->img, strerror(errno));
 		ASSERT_EQ(0, mount(loop_dev, self->dir2, "ext2", MS_RDONLY, NULL))
 			TH_LOG("mount %s: %s", loop_dev, strerror(errno));
 		self->mounted2 = true;

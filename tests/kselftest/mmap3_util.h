@@ -739,7 +739,7 @@ static inline int load_same_size(const char *const *names, int n, struct elf_fil
 static inline int load_pair(const char *na, const char *nb, struct elf_file *a,
 			    struct elf_file *b)
 {
-	const char *names[] = { na, nb };
+	const char *const names[] = { na, nb };
 	struct elf_file e[2];
 	int ret = load_same_size(names, 2, e);
 
