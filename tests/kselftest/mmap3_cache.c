@@ -396,7 +396,7 @@ static int swap_image(struct __test_metadata *_metadata, struct image_mount *m,
 		      int loop_fd, const char *img, const uint8_t *data, size_t size,
 		      bool rewrite)
 {
-	int fd, i;
+	int fd;
 
 	if (rewrite) {
 		fd = open(m->img_a, O_WRONLY | O_CLOEXEC);
@@ -410,24 +410,11 @@ static int swap_image(struct __test_metadata *_metadata, struct image_mount *m,
 		       m->loop);
 		return loop_fd;
 	}
-	ASSERT_EQ(0, ioctl(loop_fd, LOOP_CLR_FD, 0))
-		TH_LOG("LOOP_CLR_FD %s: %s", m->loop, strerror(errno));
-	close(loop_fd);
-	for (i = 0; i < 500; i++) {
-		fd = open(m->loop, O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, fd) TH_LOG("open %s: %s", m->loop, strerror(errno));
-		if (!loop_configure(fd, img, O_RDONLY,
-				    LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR))
-			break;
-		ASSERT_EQ(EBUSY, errno) TH_LOG("LOOP_CONFIGURE %s: %s", m->loop,
-					       strerror(errno));
-		close(fd);
-		fd = -1;
-		usleep(10000);
-	}
-	ASSERT_LE(0, fd) TH_LOG("%s still busy after LOOP_CLR_FD", m->loop);
+	ASSERT_EQ(0, loop_reattach(m->loop, &loop_fd, img, O_RDONLY,
+				   LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR))
+		TH_LOG("LOOP_CLR_FD, LOOP_CONFIGURE %s: %s", m->loop, strerror(errno));
 	TH_LOG("%s: LOOP_CLR_FD, then LOOP_CONFIGURE with %s", m->loop, img);
-	return fd;
+	return loop_fd;
 }
 
 TEST_F_TIMEOUT(image_reuse, each_image_its_build_id, 120)
@@ -435,25 +422,18 @@ TEST_F_TIMEOUT(image_reuse, each_image_its_build_id, 120)
 	const char *image = fixture_path(fixtures_warm(), variant->image);
 	struct fixture bid20, want_a, want_b;
 	char x[PATH_MAX];
-	uint8_t *a, *b, *at;
+	const char *why;
+	uint8_t *a, *b;
 	struct stat st_a, st_b;
+	long at;
 	size_t size;
 	int loop_fd;
 
 	/* A and B, which differ in x's build-id only. */
 	ASSERT_EQ(0, fixture_get("bid20.elf", &bid20));
-	a = read_all(image, IMAGE_MAX, &size);
-	ASSERT_NE(NULL, a) TH_LOG("%s: %s", image, strerror(errno));
-	at = memmem(a, size, bid20.build_id, bid20.build_id_size);
-	ASSERT_NE(NULL, at) TH_LOG("%s does not hold bid20.elf's build-id", image);
-	ASSERT_EQ(NULL, memmem(at + 1, size - (at + 1 - a), bid20.build_id,
-			       bid20.build_id_size))
-		TH_LOG("%s holds bid20.elf's build-id more than once", image);
-	b = malloc(size);
-	ASSERT_NE(NULL, b);
-	memcpy(b, a, size);
-	ASSERT_EQ(0, getentropy(b + (at - a), bid20.build_id_size));
-	TH_LOG("%s: %zu bytes, x's build-id at offset %zu", image, size, (size_t)(at - a));
+	at = image_pair(image, IMAGE_MAX, &bid20, &a, &b, &size, &why);
+	ASSERT_LE(0, at) TH_LOG("%s and bid20.elf's build-id: %s", image, why);
+	TH_LOG("%s: %zu bytes, x's build-id at offset %ld", image, size, at);
 	write_image(_metadata, self->m.img_a, a, size);
 	if (!variant->rewrite)
 		write_image(_metadata, self->m.img_b, b, size);

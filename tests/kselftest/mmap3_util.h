@@ -803,6 +803,73 @@ static inline int loop_configure(int loop_fd, const char *img, int oflags,
 }
 
 /*
+ * Puts @img on the loop device @dev, open as *@loop_fd, in place of what
+ * it holds, nothing being mounted from it: LOOP_CLR_FD, the last close
+ * detaches it, and LOOP_CONFIGURE of the same device, opened again into
+ * *@loop_fd (tried again while the detach is not done). 0, or -1 with
+ * errno.
+ */
+static inline int loop_reattach(const char *dev, int *loop_fd, const char *img,
+				int oflags, __u32 lo_flags)
+{
+	int i;
+
+	if (ioctl(*loop_fd, LOOP_CLR_FD, 0))
+		return -1;
+	close(*loop_fd);
+	for (i = 0; i < 500; i++) {
+		*loop_fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (*loop_fd < 0)
+			return -1;
+		if (!loop_configure(*loop_fd, img, oflags, lo_flags))
+			return 0;
+		if (errno != EBUSY)
+			break;
+		close(*loop_fd);
+		usleep(10000);
+	}
+	i = errno;
+	close(*loop_fd);
+	*loop_fd = -1;
+	errno = i;
+	return -1;
+}
+
+/*
+ * Two images of one file system with the same metadata, which differ in
+ * the build-id of one file only: *@a, the image @path (at most @max bytes),
+ * in which @fx's build-id must be found exactly once, and *@b, the same
+ * bytes with that build-id replaced by random bytes. Returns the offset of
+ * the build-id (in *@size bytes each), or -1 (*@why says why).
+ */
+static inline long image_pair(const char *path, size_t max, const struct fixture *fx,
+			      uint8_t **a, uint8_t **b, size_t *size, const char **why)
+{
+	uint8_t *at;
+
+	*b = NULL;
+	*a = read_all(path, max, size);
+	*why = "cannot read the image";
+	if (!*a)
+		return -1;
+	at = memmem(*a, *size, fx->build_id, fx->build_id_size);
+	*why = "the image does not hold the build-id";
+	if (!at)
+		return -1;
+	*why = "the image holds the build-id more than once";
+	if (memmem(at + 1, *size - (at + 1 - *a), fx->build_id, fx->build_id_size))
+		return -1;
+	*why = "out of memory, or no random bytes";
+	*b = malloc(*size);
+	if (!*b)
+		return -1;
+	memcpy(*b, *a, *size);
+	if (getentropy(*b + (at - *a), fx->build_id_size))
+		return -1;
+	return at - *a;
+}
+
+/*
  * A free loop device attached to @img as loop_configure() does, its name
  * in @dev. Returns its open fd, or -1.
  */
