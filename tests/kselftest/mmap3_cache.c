@@ -163,21 +163,23 @@ static int open_ro(struct __test_metadata *_metadata, const char *path)
 
 /*
  * Maps @path (opened read-only) @times times: each record must carry
- * @want's build-id. Logs the file and the cache counters.
+ * @fx's build-id. Logs the file and the cache counters.
  */
 static void map_times(struct __test_metadata *_metadata, const char *path,
-		      const struct fixture *want, int times, const char *what)
+		      const struct fixture *fx, int times, const char *what)
 {
+	struct fixture want = *fx;	/* logged under the mapped file's name */
 	struct counters before;
 	char step[256];
 	int fd, i;
 
+	snprintf(want.path, sizeof(want.path), "%s", path);
 	fd = open_ro(_metadata, path);
 	log_file(_metadata, what, fd);
 	counters_get(&before);
 	for (i = 0; i < times; i++) {
 		snprintf(step, sizeof(step), "%s, mapping %d of %d", what, i + 1, times);
-		MAP_AND_CHECK(fd, want, step);
+		MAP_AND_CHECK(fd, &want, step);
 	}
 	counters_log(_metadata, what, &before);
 	close(fd);

@@ -835,6 +835,17 @@ static inline int loop_reattach(const char *dev, int *loop_fd, const char *img,
 	return -1;
 }
 
+/* The first @m bytes of @hay (@n bytes) equal to @needle's, or NULL. */
+static inline uint8_t *bytes_find(uint8_t *hay, size_t n, const uint8_t *needle, size_t m)
+{
+	size_t i;
+
+	for (i = 0; m && i + m <= n; i++)
+		if (hay[i] == needle[0] && !memcmp(hay + i, needle, m))
+			return hay + i;
+	return NULL;
+}
+
 /*
  * Two images of one file system with the same metadata, which differ in
  * the build-id of one file only: *@a, the image @path (at most @max bytes),
@@ -852,12 +863,12 @@ static inline long image_pair(const char *path, size_t max, const struct fixture
 	*why = "cannot read the image";
 	if (!*a)
 		return -1;
-	at = memmem(*a, *size, fx->build_id, fx->build_id_size);
+	at = bytes_find(*a, *size, fx->build_id, fx->build_id_size);
 	*why = "the image does not hold the build-id";
 	if (!at)
 		return -1;
 	*why = "the image holds the build-id more than once";
-	if (memmem(at + 1, *size - (at + 1 - *a), fx->build_id, fx->build_id_size))
+	if (bytes_find(at + 1, *size - (at + 1 - *a), fx->build_id, fx->build_id_size))
 		return -1;
 	*why = "out of memory, or no random bytes";
 	*b = malloc(*size);
