@@ -132,8 +132,9 @@ an image whose tool is missing is left out, and its test skips).
                    load/unload cycles; a second provider (mmap3_provider/,
                    built with TEST_GEN_MODS_DIR against KDIR) gets -EBUSY;
                    the provider's cache evicts within its size.
-  mmap3_stress     processes, threads, exec, hostile files and event churn
-                   for $MMAP3_STRESS_SECONDS (default 20).
+  mmap3_stress     processes, threads, exec, hostile files, images swapped
+                   on a loop device and event churn for
+                   $MMAP3_STRESS_SECONDS (default 20).
   mmap3_fault      with fault injection (fail-nth and failslab), any
                    failed allocation still gives one record per mapping,
                    with the build-id or IO_ERROR, and leaks no file.

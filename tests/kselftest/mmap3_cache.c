@@ -53,23 +53,6 @@
  * unlinks, removes and sets the clock, by name.
  */
 
-/* Whether @fs is in /proc/filesystems. */
-static bool fs_supported(const char *fs)
-{
-	char line[128], name[64];
-	bool found = false;
-	FILE *fp = fopen("/proc/filesystems", "r");
-
-	if (!fp)
-		return false;
-	while (!found && fgets(line, sizeof(line), fp))
-		found = sscanf(line, "nodev %63s", name) == 1 ?
-			!strcmp(name, fs) :
-			sscanf(line, "%63s", name) == 1 && !strcmp(name, fs);
-	fclose(fp);
-	return found;
-}
-
 /* Root, the module, loop devices and the file system @fs. */
 static bool require_fs(struct __test_metadata *_metadata, const char *fs, bool loop)
 {

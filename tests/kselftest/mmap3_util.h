@@ -578,6 +578,23 @@ static inline long mmap3_refcnt(void)
 	return ret;
 }
 
+/* Whether @fs is in /proc/filesystems. */
+static inline bool fs_supported(const char *fs)
+{
+	char line[128], name[64];
+	bool found = false;
+	FILE *fp = fopen("/proc/filesystems", "re");
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = sscanf(line, "nodev %63s", name) == 1 ?
+			!strcmp(name, fs) :
+			sscanf(line, "%63s", name) == 1 && !strcmp(name, fs);
+	fclose(fp);
+	return found;
+}
+
 /* Copies @from to a new file @to, mode 0755, and syncs it; 0 or -1. */
 static inline int copy_file(const char *from, const char *to)
 {
