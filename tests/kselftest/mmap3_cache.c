@@ -188,15 +188,19 @@ static void rewrite_in_place(struct __test_metadata *_metadata, const char *path
 	ASSERT_EQ(0, close(fd));
 }
 
-/* Creates @path with @e's bytes, synced and closed, then waits past its ctime. */
+/*
+ * Creates @path with @len bytes of @data, synced and closed; with @settle,
+ * after waiting past its ctime (wait_past_ctime()).
+ */
 static void create_synced(struct __test_metadata *_metadata, const char *path,
-			  const struct elf_file *e)
+			  const void *data, size_t len, bool settle)
 {
-	int fd = create_file(path, e->data, e->padded);
+	int fd = create_file(path, data, len);
 
 	ASSERT_LE(0, fd) TH_LOG("create %s: %s", path, strerror(errno));
 	ASSERT_EQ(0, fsync(fd));
-	ASSERT_EQ(0, wait_past_ctime(fd));
+	if (settle)
+		ASSERT_EQ(0, wait_past_ctime(fd));
 	ASSERT_EQ(0, close(fd));
 }
 
@@ -343,17 +347,6 @@ FIXTURE_TEARDOWN_PARENT(image_reuse)
 	unlink(self->m.img_b);
 }
 
-/* Writes @size bytes of @data to a new file @path. */
-static void write_image(struct __test_metadata *_metadata, const char *path,
-			const uint8_t *data, size_t size)
-{
-	int fd = create_file(path, data, size);
-
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_EQ(0, fsync(fd));
-	close(fd);
-}
-
 /* Mounts the loop device read-only at m->dir. */
 static void mount_image(struct __test_metadata *_metadata,
 			struct image_mount *m, const char *fs)
@@ -419,9 +412,9 @@ TEST_F_TIMEOUT(image_reuse, each_image_its_build_id, 120)
 	at = image_pair(image, IMAGE_MAX, &bid20, &a, &b, &size, &why);
 	ASSERT_LE(0, at) TH_LOG("%s and bid20.elf's build-id: %s", image, why);
 	TH_LOG("%s: %zu bytes, x's build-id at offset %ld", image, size, at);
-	write_image(_metadata, self->m.img_a, a, size);
+	create_synced(_metadata, self->m.img_a, a, size, false);
 	if (!variant->rewrite)
-		write_image(_metadata, self->m.img_b, b, size);
+		create_synced(_metadata, self->m.img_b, b, size, false);
 	ASSERT_EQ(0, mkdir(self->m.dir, 0755));
 	snprintf(x, sizeof(x), "%s/x", self->m.dir);
 
@@ -513,7 +506,7 @@ TEST_F(clock_step, rewrite_at_the_same_ctime)
 	struct timespec ctime;
 	int tries;
 
-	create_synced(_metadata, self->path, &self->a);
+	create_synced(_metadata, self->path, self->a.data, self->a.padded, true);
 	map_times(_metadata, self->path, &self->a.fx, 2, "A");
 	ASSERT_EQ(0, stat(self->path, &before));
 
@@ -659,7 +652,7 @@ TEST_F_TIMEOUT(btrfs_snapshot, snapshot_and_subvolume_own_build_ids, 120)
 	subvol_create(_metadata, self->dir, "a");
 	snprintf(ax, sizeof(ax), "%s/a/x", self->dir);
 	snprintf(bx, sizeof(bx), "%s/b/x", self->dir);
-	create_synced(_metadata, ax, a);
+	create_synced(_metadata, ax, a->data, a->padded, true);
 	map_times(_metadata, ax, &a->fx, 2, "a/x, A");
 	snap_create(_metadata, self->dir, "a", "b");
 	fd = open_ro(_metadata, bx);
@@ -739,7 +732,7 @@ TEST_F(bind_overlay, each_path_its_file)
 	snprintf(lx, sizeof(lx), "%s/x", self->lower);
 	snprintf(bx, sizeof(bx), "%s/x", self->bind);
 	snprintf(ox, sizeof(ox), "%s/x", self->merged);
-	create_synced(_metadata, lx, &self->a);
+	create_synced(_metadata, lx, self->a.data, self->a.padded, true);
 
 	ASSERT_EQ(0, mkdir(self->bind, 0755));
 	ASSERT_EQ(0, mount(self->lower, self->bind, NULL, MS_BIND, NULL))
