@@ -100,7 +100,9 @@ known status, never PERF_MMAP3_BUILD_ID_UNKNOWN, a build-id exactly when
 the status is FOUND, zeroes past it and in __reserved. Build-ids are
 compared with those the test files were linked with: fixtures.py links
 them with random --build-id values at build time and writes a MANIFEST,
-cross-checked with readelf -n.
+cross-checked with readelf -n. It also makes the small file system images
+mmap3_cache mounts (with mke2fs, mksquashfs, mkfs.erofs and mkfs.btrfs;
+an image whose tool is missing is left out, and its test skips).
 
   mmap3_abi        attr.mmap3 without a provider gives -EOPNOTSUPP; mmap,
                    mmap2 and build_id with it give -EINVAL; MMAP2 records
@@ -116,12 +118,23 @@ cross-checked with readelf -n.
                    mmap3 event records; inherited events under a fork
                    storm; SIGKILL between mmap() and the return to user
                    space.
+  mmap3_files      the build-id is the one the file holds when it is
+                   mapped: rewrites through shared mappings, a write racing
+                   the read, size changes, inode numbers reused or on two
+                   devices, memfd, shm; the read is invisible to inotify,
+                   fanotify, O_DIRECT, and FUSE servers.
+  mmap3_cache      a cached build-id is always the mapped file's own: two
+                   images with identical metadata in turn on one loop
+                   device (ext2, SquashFS, EROFS), a rewrite after a clock
+                   step, btrfs subvolumes and snapshots, bind and overlay
+                   mounts.
   mmap3_lifecycle  the provider's module is pinned while events exist;
                    load/unload cycles; a second provider (mmap3_provider/,
                    built with TEST_GEN_MODS_DIR against KDIR) gets -EBUSY;
                    the provider's cache evicts within its size.
-  mmap3_stress     processes, threads, exec, hostile files and event churn
-                   for $MMAP3_STRESS_SECONDS (default 20).
+  mmap3_stress     processes, threads, exec, hostile files, images swapped
+                   on a loop device and event churn for
+                   $MMAP3_STRESS_SECONDS (default 20).
   mmap3_fault      with fault injection (fail-nth and failslab), any
                    failed allocation still gives one record per mapping,
                    with the build-id or IO_ERROR, and leaks no file.

@@ -121,6 +121,74 @@ def move_note_to_end(data, new_id, at=3 * 4096 + 8):
     return bytes(data)
 
 
+# The file system images of the cache tests (mmap3_cache.c), in
+# OUTDIR/images: ext2, SquashFS and EROFS images of a directory holding x, a
+# copy of bid20.elf, each made with fixed times and uuid; and an empty btrfs
+# file system of 128 MiB, as btrfs.blocks (below). An image whose tool is
+# missing is left out, with a warning; the test that needs it skips.
+IMAGE_TIME = 1700000000
+IMAGE_UUID = "6d6d6170-3363-6163-6865-746573747321"
+
+
+def tool(name):
+    if shutil.which(name):
+        return True
+    print(f"fixtures.py: no {name}: its image is left out, and the test "
+          "that mounts it will skip", file=sys.stderr)
+    return False
+
+
+def write_blocks(img, out):
+    """The image img as OUTDIR/images/<name>.blocks: a header line
+    "mmap3-blocks <image size> <block size>\n", then each block of the
+    image that is not all zeros, as its 8-byte little-endian block number
+    followed by the block. A sparse 128 MiB image of a few hundred KiB
+    that any copy (cpio, make install) would write out in full."""
+    bs = 4096
+    size = os.path.getsize(img)
+    with open(img, "rb") as f, open(out, "wb") as o:
+        o.write(f"mmap3-blocks {size} {bs}\n".encode())
+        for n in range(size // bs):
+            block = f.read(bs)
+            if block.count(0) != len(block):
+                o.write(struct.pack("<Q", n) + block)
+
+
+def images(out, x):
+    dest = os.path.join(out, "images")
+    tree = os.path.join(dest, "tree")
+    os.makedirs(tree)
+    shutil.copy(x, os.path.join(tree, "x"))
+    for p in (os.path.join(tree, "x"), tree):
+        os.utime(p, (IMAGE_TIME, IMAGE_TIME))
+    env = dict(os.environ, E2FSPROGS_FAKE_TIME=str(IMAGE_TIME))
+
+    def run(*cmd):
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+
+    if tool("mke2fs"):
+        run("mke2fs", "-q", "-F", "-t", "ext2", "-b", "4096", "-N", "32",
+            "-m", "0", "-U", IMAGE_UUID, "-E",
+            f"hash_seed={IMAGE_UUID},root_owner=0:0", "-d", tree,
+            os.path.join(dest, "ext2.img"), "1M")
+    if tool("mksquashfs"):
+        run("mksquashfs", tree, os.path.join(dest, "squashfs.img"),
+            "-noI", "-noD", "-noF", "-noX", "-no-xattrs", "-all-root",
+            "-all-time", str(IMAGE_TIME), "-mkfs-time", str(IMAGE_TIME),
+            "-noappend", "-quiet", "-no-progress")
+    if tool("mkfs.erofs"):
+        run("mkfs.erofs", "--quiet", "-T", str(IMAGE_TIME), "-U", IMAGE_UUID,
+            "--all-root", "-x", "-1", os.path.join(dest, "erofs.img"), tree)
+    if tool("mkfs.btrfs"):
+        img = os.path.join(dest, "btrfs.img")
+        with open(img, "wb") as f:
+            f.truncate(128 << 20)
+        run("mkfs.btrfs", "-q", "-f", "-U", IMAGE_UUID, img)
+        write_blocks(img, os.path.join(dest, "btrfs.blocks"))
+        os.unlink(img)
+    shutil.rmtree(tree)
+
+
 def main():
     if len(sys.argv) != 2:
         die("usage: fixtures.py OUTDIR")
@@ -214,6 +282,8 @@ def main():
         if name not in (m.split()[0] for m in manifest):
             build_id = readelf_build_id(src)
             add(name, build_id, "FOUND" if build_id else "NO_BUILD_ID")
+
+    images(out, bid20)
 
     with open(os.path.join(out, "MANIFEST"), "w") as f:
         f.write("\n".join(manifest) + "\n")

@@ -127,27 +127,7 @@ static inline int dm_copy_image(const char *from, const char *to)
  */
 static inline int dm_loop_attach(struct dm_disk *d, const char *img)
 {
-	struct loop_config cfg = { .info.lo_flags = LO_FLAGS_AUTOCLEAR };
-	int ctl, fd = -1, tries, n;
-
-	cfg.fd = open(img, O_RDWR);
-	ctl = open("/dev/loop-control", O_RDWR);
-	for (tries = 0; tries < 10 && cfg.fd >= 0 && ctl >= 0 && fd < 0; tries++) {
-		n = ioctl(ctl, LOOP_CTL_GET_FREE);
-		if (n < 0)
-			break;
-		snprintf(d->loop, sizeof(d->loop), "/dev/loop%d", n);
-		fd = open(d->loop, O_RDWR);
-		if (fd >= 0 && ioctl(fd, LOOP_CONFIGURE, &cfg)) {
-			close(fd);
-			fd = -1;	/* taken meanwhile: another one */
-		}
-	}
-	if (ctl >= 0)
-		close(ctl);
-	if (cfg.fd >= 0)
-		close(cfg.fd);
-	return fd;
+	return loop_attach(img, O_RDWR, LO_FLAGS_AUTOCLEAR, d->loop, sizeof(d->loop));
 }
 
 /*

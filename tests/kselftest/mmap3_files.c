@@ -54,79 +54,6 @@ enum { UNKNOWN, FOUND, NO_FILE };
  */
 
 /*
- * The require_*() helpers skip the test and return false when what it needs
- * is missing; the caller then returns.
- */
-static bool require_mmap3(struct __test_metadata *_metadata)
-{
-	int fd = mmap3_open(0, 0);
-
-	if (fd < 0 && errno == EOPNOTSUPP)
-		SKIP(return false, "the mmap3 module is not loaded");
-	if (fd < 0 && errno == EINVAL)
-		SKIP(return false, "kernel without attr.mmap3");
-	ASSERT_LE(0, fd);
-	close(fd);
-	return true;
-}
-
-/* A writable block-backed file system. */
-static bool require_cold(struct __test_metadata *_metadata)
-{
-	if (access(fixtures_cold(), W_OK))
-		SKIP(return false, "no writable block-backed directory %s (MMAP3_COLD_FIXTURES)",
-		     fixtures_cold());
-	return true;
-}
-
-/* The mapping has exactly one record, which says what @want says. */
-static void check_record(struct __test_metadata *_metadata, const char *what,
-			 const struct mmap3_capture *c, const struct fixture *want)
-{
-	TH_LOG("%s: %d record(s)", what, c->n);
-	ASSERT_EQ(1, c->n);
-	check_build_id(_metadata, captured(c), want);
-}
-
-/* Maps one page of @fd PROT_EXEC; its record must say what @want says. */
-#define MAP_AND_CHECK(fd, want, what) do {					\
-	const char *what_ = (what);						\
-	struct mmap3_capture c_;						\
-										\
-	ASSERT_EQ(0, mmap3_map_exec(fd, &c_))					\
-		TH_LOG("%s: mmap: %s", what_, strerror(errno));			\
-	check_record(_metadata, what_, &c_, want);				\
-} while (0)
-
-/* Two fixtures, zero-padded to the same size (which keeps their notes). */
-static int load_pair(const char *na, const char *nb, struct elf_file *a,
-		     struct elf_file *b)
-{
-	if (elf_file_load(na, 0, a) || elf_file_load(nb, a->size, b))
-		return -1;
-	if (b->padded > a->padded) {
-		elf_file_free(a);
-		if (elf_file_load(na, b->padded, a))
-			return -1;
-	}
-	return a->padded == b->padded ? 0 : -1;
-}
-
-/* Creates @path holding @len bytes of @data, written with write(2). */
-static int create_file(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-
-	if (fd < 0)
-		return -1;
-	if (len && pwrite(fd, data, len, 0) != (ssize_t)len) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
  * 1. A file rewritten through a MAP_SHARED writable mapping, no write(2).
  * The kernel moves ctime at the first write fault of a page only (ext2:
  * filemap_page_mkwrite(); tmpfs, which has no ->page_mkwrite:
@@ -609,24 +536,6 @@ static int loop_backing_file(const char *path, char *out, size_t size)
 	return 0;
 }
 
-/* Reads all of @path (at most @max bytes) into a new buffer. */
-static uint8_t *read_all(const char *path, size_t max, size_t *size)
-{
-	uint8_t *buf = malloc(max);
-	ssize_t n = 0, r;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		return NULL;
-	}
-	while ((size_t)n < max && (r = read(fd, buf + n, max - n)) > 0)
-		n += r;
-	close(fd);
-	*size = n;
-	return buf;
-}
-
 TEST_F(two_devices, each_has_its_build_id)
 {
 	struct fixture copy = { .status = "FOUND" };
@@ -637,8 +546,7 @@ TEST_F(two_devices, each_has_its_build_id)
 
 	if (variant->image_copy) {
 		char disk[PATH_MAX], loop_dev[64];
-		struct loop_config cfg = { 0 };
-		int ctl, n, img_fd, loop_fd, bsize, block;
+		int img_fd, loop_fd, bsize, block;
 		uint8_t *img, *at, *p;
 		size_t size;
 
@@ -675,21 +583,10 @@ TEST_F(two_devices, each_has_its_build_id)
 		free(img);
 		ASSERT_LE(0, img_fd);
 		close(img_fd);
-		img_fd = open(self->img, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, img_fd);
-		ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, ctl);
-		n = ioctl(ctl, LOOP_CTL_GET_FREE);
-		close(ctl);
-		ASSERT_LE(0, n);
-		snprintf(loop_dev, sizeof(loop_dev), "/dev/loop%d", n);
-		loop_fd = open(loop_dev, O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, loop_fd);
-		cfg.fd = img_fd;
-		cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
-		ASSERT_EQ(0, ioctl(loop_fd, LOOP_CONFIGURE, &cfg))
-			TH_LOG("LOOP_CONFIGURE %s: %s", loop_dev, strerror(errno));
-		close(img_fd);
+		loop_fd = loop_attach(self->img, O_RDONLY, LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR,
+				      loop_dev, sizeof(loop_dev));
+		ASSERT_LE(0, loop_fd)
+			TH_LOG("a loop device over %s: %s", self->img, strerror(errno));
 		ASSERT_EQ(0, mount(loop_dev, self->dir2, "ext2", MS_RDONLY, NULL))
 			TH_LOG("mount %s: %s", loop_dev, strerror(errno));
 		self->mounted2 = true;

@@ -18,9 +18,14 @@
  * /mnt between fixtures (write(2) in place, truncate and write, rename over
  * a new copy), maps files deleted while open and drops the page cache; a
  * process forks and execs /mnt/busybox, another opens and closes mmap3
- * events. Every FOUND build-id must be one that the mapped file had during
- * the test, as MANIFEST gives it (each rewritten file goes through build-ids
- * of its own); other statuses are counted per file. A mapping of a
+ * events; a swapper puts one of two ext2 images with the same metadata
+ * (fixtures.py's, and a copy with another build-id for x) on one loop
+ * device in turn, mounts it, maps x from two threads and, every other
+ * time, a child process, and unmounts it. Every FOUND build-id must be one
+ * that the mapped file had during the test, as MANIFEST gives it (each
+ * rewritten file goes through build-ids of its own), and for x, the one of
+ * the image mounted during that mapping; other statuses are counted per
+ * file. A mapping of a
  * rewritten file that no rewrite overlapped, from before open() until
  * mmap() returned, must have exactly the status and build-id of the
  * version then in place (or IO_ERROR). Each exec must give
@@ -118,6 +123,7 @@ struct sfile {
 	enum kind kind;
 	bool pick;		/* mapper threads pick it */
 	bool deleted;		/* its name may end in " (deleted)" */
+	const char *note;	/* shown after the path in the tally */
 	uint32_t allowed;	/* BIT(status) of the statuses it may get */
 	int nids;		/* the build-ids FOUND may carry */
 	struct { uint8_t id[BUILD_ID_SIZE_MAX]; int size; } ids[MAX_IDS];
@@ -659,8 +665,8 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 			t->wrong_id++;
 			if (t->wrong_id <= REPORT_EACH) {
 				describe(what, sizeof(what), r);
-				TH_LOG("wrong build-id: %s, for %s: %s build-id", what,
-				       f->path, whose_id(r->id, r->size));
+				TH_LOG("wrong build-id: %s, for %s%s: %s build-id", what,
+				       f->path, f->note ?: "", whose_id(r->id, r->size));
 			}
 			return;
 		}
@@ -769,7 +775,8 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 		       (unsigned long long)t->stale);
 	}
 	for (f = 0; f < nfiles; f++) {
-		n = snprintf(line, sizeof(line), "%-36s", files[f].path);
+		n = snprintf(line, sizeof(line), "%-36s%s", files[f].path,
+			     files[f].note ?: "");
 		for (s = 1; s < STATUSES; s++)
 			if (t->by_status[f][s] && n < (int)sizeof(line))
 				n += snprintf(line + n, sizeof(line) - n, " %s %llu",
@@ -898,6 +905,7 @@ struct shared {
 	uint64_t execs, exec_failed;
 	uint64_t churns, churn_failed;
 	uint64_t rewrites, rewrite_failed;
+	uint64_t swaps, swap_failed;
 	uint32_t written[MAX_FILES];	/* BIT(version) of those written */
 	uint32_t nexec;
 	uint32_t exec_pid[EXEC_MAX];
@@ -1041,6 +1049,152 @@ static void rewriter_proc(int g, int deleted)
 	_exit(0);
 }
 
+/*
+ * x on two ext2 images in turn on one loop device (swap_setup()): A, the
+ * fixtures' images/ext2.img, whose x is bid20.elf, and B, A with x's
+ * build-id replaced. files[swap.file[i]] is x while image i is mounted:
+ * its only build-id is that image's.
+ */
+#define SWAP_MAPS	4	/* mappings by each mapper per mount */
+
+static struct {
+	char dir[64], img[2][64], loop[32];
+	int file[2];
+	bool on;
+} swap = { .dir = "/tmp/stress-swap", .img = { "/tmp/stress-swap-a.img",
+						 "/tmp/stress-swap-b.img" } };
+
+struct swap_mapper {
+	int g, fi;
+	uint64_t *seq;
+	unsigned int seed;
+};
+
+/* SWAP_MAPS mappings of files[@s->fi] in worker region @s->g, some cold. */
+static void *swap_maps(void *arg)
+{
+	struct swap_mapper *s = arg;
+	int i;
+
+	for (i = 0; i < SWAP_MAPS && !load_acquire(&sh->stop); i++) {
+		struct mapping *m = log_entry();
+		void *p;
+
+		if (!m)
+			break;
+		p = map_at(s->g, (*s->seq)++, s->fi, -1, PROT_READ | PROT_EXEC,
+			   1 + rand_r(&s->seed) % 2, 0, !(rand_r(&s->seed) % 4), m);
+		if (p)
+			munmap(p, m->len);
+		else
+			__atomic_add_fetch(&sh->failed, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * Puts image A or B on the loop device, mounts it, maps x from this
+ * thread, another one and every other time a child process (worker
+ * regions @g, @g + 1, @g + 2), unmounts it; again until the run stops.
+ */
+static void swapper_proc(int g)
+{
+	uint64_t seq[2] = { 0 }, child_seq;
+	unsigned int seed = 4241;
+	int loop_fd = -1, cycle;
+
+	wait_go();
+	for (cycle = 0; swap.on && !load_acquire(&sh->stop); cycle++) {
+		int img = rand_r(&seed) % 2, ret, status;
+		struct swap_mapper s[3];
+		pthread_t t;
+		pid_t child = -1;
+
+		if (loop_fd < 0)
+			loop_fd = loop_attach(swap.img[img], O_RDONLY,
+					      LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR,
+					      swap.loop, sizeof(swap.loop));
+		else if (loop_reattach(swap.loop, &loop_fd, swap.img[img], O_RDONLY,
+				       LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR))
+			loop_fd = -1;
+		if (loop_fd < 0 || mount(swap.loop, swap.dir, "ext2", MS_RDONLY, NULL))
+			break;
+		s[0] = (struct swap_mapper){ g, swap.file[img], &seq[0], rand_r(&seed) };
+		s[1] = (struct swap_mapper){ g + 1, swap.file[img], &seq[1], rand_r(&seed) };
+		child_seq = (uint64_t)cycle * SWAP_MAPS;
+		s[2] = (struct swap_mapper){ g + 2, swap.file[img], &child_seq, rand_r(&seed) };
+		ret = pthread_create(&t, NULL, swap_maps, &s[1]);
+		if (cycle % 2) {
+			child = fork();
+			if (!child) {
+				swap_maps(&s[2]);
+				_exit(0);
+			}
+		}
+		swap_maps(&s[0]);
+		if (!ret)
+			pthread_join(t, NULL);
+		if (child > 0)
+			waitpid(child, &status, 0);
+		if (ret || (child < 0 && cycle % 2) || umount2(swap.dir, 0))
+			break;
+		__atomic_add_fetch(&sh->swaps, 1, __ATOMIC_RELAXED);
+	}
+	if (swap.on && !load_acquire(&sh->stop))
+		__atomic_add_fetch(&sh->swap_failed, 1, __ATOMIC_RELAXED);
+	if (loop_fd >= 0)
+		close(loop_fd);
+	_exit(0);
+}
+
+/*
+ * The two images of the swapper, and x's entry for each; or no swapper
+ * (logged) without loop devices, ext2 or the image.
+ */
+static int swap_setup(struct __test_metadata *_metadata)
+{
+	const char *image = fixture_path(fixtures_warm(), "images/ext2.img"), *why;
+	struct fixture fx[2];
+	uint8_t *data[2];
+	size_t size;
+	long at;
+	int i, fd;
+
+	if (access("/dev/loop-control", F_OK) || access(image, R_OK) || !fs_supported("ext2")) {
+		TH_LOG("no loop devices, ext2 or %s: no image swapping", image);
+		return 0;
+	}
+	if (fixture_get("bid20.elf", &fx[0]))
+		return -1;
+	at = image_pair(image, 16 << 20, &fx[0], &data[0], &data[1], &size, &why);
+	if (at < 0) {
+		TH_LOG("%s: %s", image, why);
+		return -1;
+	}
+	fx[1] = fx[0];
+	memcpy(fx[1].build_id, data[1] + at, fx[1].build_id_size);
+	if (mkdir(swap.dir, 0755) && errno != EEXIST)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		struct sfile *f;
+		char path[sizeof(swap.dir) + 2];
+
+		fd = open(swap.img[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write_all(fd, (char *)data[i], size))
+			return -1;
+		close(fd);
+		free(data[i]);
+		snprintf(path, sizeof(path), "%s/x", swap.dir);
+		swap.file[i] = nfiles;
+		f = add_file(K_FILE, path, false);
+		f->note = i ? " (image B)" : " (image A)";
+		allow_id(f, &fx[i]);
+		f->allowed |= BIT(IO_ERROR);
+	}
+	swap.on = true;
+	return 0;
+}
+
 static void exec_proc(void)
 {
 	wait_go();
@@ -1153,6 +1307,12 @@ FIXTURE_TEARDOWN(stress)
 		snprintf(tmp, sizeof(tmp), "%.*s.new", PATH_MAX - 1, files[i].path);
 		unlink(tmp);
 	}
+	if (swap.on) {
+		umount2(swap.dir, MNT_DETACH);
+		rmdir(swap.dir);
+		unlink(swap.img[0]);
+		unlink(swap.img[1]);
+	}
 	unlink("/tmp/stress-fifo");
 	unlink("/tmp/stress-sparse.elf");
 	unlink("/tmp/stress-deleted.elf");
@@ -1238,6 +1398,9 @@ static int stress_files(struct __test_metadata *_metadata)
 		return -1;
 	add_file(K_FIFO, "/tmp/stress-fifo", true);
 
+	if (swap_setup(_metadata))
+		return -1;
+
 	/* A file whose reads fail: IO_ERROR, and nothing else. */
 	if (!access("/dev/mapper/control", F_OK) && !dm_disk_setup(&err_disk, "mmap3stress")) {
 		char path[sizeof(err_disk.mnt) + sizeof("/bid20.elf")];
@@ -1266,7 +1429,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	static struct tally t;
 	struct fixture prog;
 	pthread_t rd;
-	pid_t pids[PROCS + 3];
+	pid_t pids[PROCS + 4];
 
 	if (seconds <= 0)
 		seconds = 20;
@@ -1297,7 +1460,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 				      getenv("MMAP3_KERNEL"));
 
 	/* The workers wait for sh->go: fork before the reader thread exists. */
-	for (i = 0; i < PROCS + 3; i++) {
+	for (i = 0; i < PROCS + 4; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
 		if (pids[i])
@@ -1309,10 +1472,12 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 			rewriter_proc(PROCS * THREADS, deleted);
 		else if (i == PROCS + 1)
 			exec_proc();
-		else
+		else if (i == PROCS + 2)
 			churn_proc();
+		else
+			swapper_proc(PROCS * THREADS + 1);
 	}
-	nproc = PROCS + 3;
+	nproc = PROCS + 4;
 	ASSERT_EQ(0, pthread_create(&rd, NULL, reader, &c));
 
 	t_start = now_ns();
@@ -1363,9 +1528,9 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	       (unsigned long long)sh->refused);
 	TH_LOG("%llu execs (%.1f/s, floor %.3g),",
 	       (unsigned long long)sh->execs, execs, floor->execs);
-	TH_LOG("%llu event open/close cycles (%.0f/s, floor %.0f), %llu rewrites",
+	TH_LOG("%llu event open/close cycles (%.0f/s, floor %.0f), %llu rewrites, %llu image swaps",
 	       (unsigned long long)sh->churns, churns, floor->churns,
-	       (unsigned long long)sh->rewrites);
+	       (unsigned long long)sh->rewrites, (unsigned long long)sh->swaps);
 	TH_LOG("%llu MMAP3 records, %llu of the workers' mappings, %llu lost",
 	       (unsigned long long)c.records, (unsigned long long)c.nrecs,
 	       (unsigned long long)c.lost);
@@ -1381,6 +1546,10 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	EXPECT_EQ(0, sh->churn_failed) TH_LOG("mmap3 events could not be opened");
 	EXPECT_EQ(0, sh->rewrite_failed) TH_LOG("files could not be rewritten");
 	EXPECT_LT(0, sh->refused) TH_LOG("the FIFO was never tried");
+	if (swap.on) {
+		EXPECT_EQ(0, sh->swap_failed) TH_LOG("the image swapper stopped short");
+		EXPECT_LT(0, sh->swaps) TH_LOG("no image was swapped");
+	}
 	if (err_disk.name[0])
 		EXPECT_LT(0, t.by_status[nfiles - 1][IO_ERROR]) TH_LOG("no IO_ERROR seen");
 	EXPECT_LE(floor->maps, maps) TH_LOG("mappings: %.0f/s, below the floor", maps);

@@ -28,6 +28,51 @@ static inline void check_build_id(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, memcmp(r->build_id, fx->build_id, fx->build_id_size));
 }
 
+/* The mapping has exactly one record, which says what @want says. */
+static inline void check_record(struct __test_metadata *_metadata, const char *what,
+				const struct mmap3_capture *c, const struct fixture *want)
+{
+	TH_LOG("%s: %d record(s)", what, c->n);
+	ASSERT_EQ(1, c->n);
+	check_build_id(_metadata, captured(c), want);
+}
+
+/* Maps one page of @fd PROT_EXEC; its record must say what @want says. */
+#define MAP_AND_CHECK(fd, want, what) do {					\
+	const char *what_ = (what);						\
+	struct mmap3_capture c_;						\
+										\
+	ASSERT_EQ(0, mmap3_map_exec(fd, &c_))					\
+		TH_LOG("%s: mmap: %s", what_, strerror(errno));			\
+	check_record(_metadata, what_, &c_, want);				\
+} while (0)
+
+/*
+ * The require_*() helpers skip the test and return false when what it needs
+ * is missing; the caller then returns.
+ */
+static inline bool require_mmap3(struct __test_metadata *_metadata)
+{
+	int fd = mmap3_open(0, 0);
+
+	if (fd < 0 && errno == EOPNOTSUPP)
+		SKIP(return false, "the mmap3 module is not loaded");
+	if (fd < 0 && errno == EINVAL)
+		SKIP(return false, "kernel without attr.mmap3");
+	ASSERT_LE(0, fd);
+	close(fd);
+	return true;
+}
+
+/* A writable block-backed file system. */
+static inline bool require_cold(struct __test_metadata *_metadata)
+{
+	if (access(fixtures_cold(), W_OK))
+		SKIP(return false, "no writable block-backed directory %s (MMAP3_COLD_FIXTURES)",
+		     fixtures_cold());
+	return true;
+}
+
 /*
  * perf_event_open() of @attr on @pid and @cpu for the test: the fd; or -1
  * after SKIP when there is no provider, no attr.mmap3, or when

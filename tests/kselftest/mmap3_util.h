@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/loop.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
 
@@ -577,6 +578,23 @@ static inline long mmap3_refcnt(void)
 	return ret;
 }
 
+/* Whether @fs is in /proc/filesystems. */
+static inline bool fs_supported(const char *fs)
+{
+	char line[128], name[64];
+	bool found = false;
+	FILE *fp = fopen("/proc/filesystems", "re");
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = sscanf(line, "nodev %63s", name) == 1 ?
+			!strcmp(name, fs) :
+			sscanf(line, "%63s", name) == 1 && !strcmp(name, fs);
+	fclose(fp);
+	return found;
+}
+
 /* Copies @from to a new file @to, mode 0755, and syncs it; 0 or -1. */
 static inline int copy_file(const char *from, const char *to)
 {
@@ -707,6 +725,202 @@ static inline void elf_file_free(struct elf_file *e)
 {
 	free(e->data);
 	e->data = NULL;
+}
+
+/*
+ * The fixtures @names[0..@n), each zero-padded to the size of the largest
+ * (which keeps their notes), into @e[0..@n). 0, or -1 as elf_file_load().
+ */
+static inline int load_same_size(const char *const *names, int n, struct elf_file *e)
+{
+	size_t pad = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (elf_file_load(names[i], 0, &e[i]))
+			return -1;
+		if (e[i].padded > pad)
+			pad = e[i].padded;
+	}
+	for (i = 0; i < n; i++) {
+		if (e[i].padded == pad)
+			continue;
+		elf_file_free(&e[i]);
+		if (elf_file_load(names[i], pad, &e[i]) || e[i].padded != pad)
+			return -1;
+	}
+	return 0;
+}
+
+/* Two fixtures, zero-padded to the same size (load_same_size()). */
+static inline int load_pair(const char *na, const char *nb, struct elf_file *a,
+			    struct elf_file *b)
+{
+	const char *const names[] = { na, nb };
+	struct elf_file e[2];
+	int ret = load_same_size(names, 2, e);
+
+	*a = e[0];
+	*b = e[1];
+	return ret;
+}
+
+/*
+ * Creates @path holding @len bytes of @data, written with write(2).
+ * Returns its fd, open for reading and writing, or -1.
+ */
+static inline int create_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+
+	if (fd < 0)
+		return -1;
+	if (len && pwrite(fd, data, len, 0) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads all of @path (at most @max bytes) into a new buffer, or NULL. */
+static inline uint8_t *read_all(const char *path, size_t max, size_t *size)
+{
+	uint8_t *buf;
+	ssize_t n = 0, r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(max);
+	while (buf && (size_t)n < max && (r = read(fd, buf + n, max - n)) > 0)
+		n += r;
+	close(fd);
+	*size = n;
+	return buf;
+}
+
+/*
+ * Attaches the loop device open as @loop_fd, which must be free, to @img
+ * (opened with @oflags) with @lo_flags (LO_FLAGS_*). 0, or -1 with errno.
+ */
+static inline int loop_configure(int loop_fd, const char *img, int oflags,
+				 __u32 lo_flags)
+{
+	struct loop_config cfg = { .info.lo_flags = lo_flags };
+	int ret, err;
+
+	cfg.fd = open(img, oflags | O_CLOEXEC);
+	if (cfg.fd < 0)
+		return -1;
+	ret = ioctl(loop_fd, LOOP_CONFIGURE, &cfg);
+	err = errno;
+	close(cfg.fd);
+	errno = err;
+	return ret;
+}
+
+/*
+ * Puts @img on the loop device @dev, open as *@loop_fd, in place of what
+ * it holds, nothing being mounted from it: LOOP_CLR_FD, the last close
+ * detaches it, and LOOP_CONFIGURE of the same device, opened again into
+ * *@loop_fd (tried again while the detach is not done). 0, or -1 with
+ * errno.
+ */
+static inline int loop_reattach(const char *dev, int *loop_fd, const char *img,
+				int oflags, __u32 lo_flags)
+{
+	int i;
+
+	if (ioctl(*loop_fd, LOOP_CLR_FD, 0))
+		return -1;
+	close(*loop_fd);
+	for (i = 0; i < 500; i++) {
+		*loop_fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (*loop_fd < 0)
+			return -1;
+		if (!loop_configure(*loop_fd, img, oflags, lo_flags))
+			return 0;
+		if (errno != EBUSY)
+			break;
+		close(*loop_fd);
+		usleep(10000);
+	}
+	i = errno;
+	close(*loop_fd);
+	*loop_fd = -1;
+	errno = i;
+	return -1;
+}
+
+/* The first @m bytes of @hay (@n bytes) equal to @needle's, or NULL. */
+static inline uint8_t *bytes_find(uint8_t *hay, size_t n, const uint8_t *needle, size_t m)
+{
+	size_t i;
+
+	for (i = 0; m && i + m <= n; i++)
+		if (hay[i] == needle[0] && !memcmp(hay + i, needle, m))
+			return hay + i;
+	return NULL;
+}
+
+/*
+ * Two images of one file system with the same metadata, which differ in
+ * the build-id of one file only: *@a, the image @path (at most @max bytes),
+ * in which @fx's build-id must be found exactly once, and *@b, the same
+ * bytes with that build-id replaced by random bytes. Returns the offset of
+ * the build-id (in *@size bytes each), or -1 (*@why says why).
+ */
+static inline long image_pair(const char *path, size_t max, const struct fixture *fx,
+			      uint8_t **a, uint8_t **b, size_t *size, const char **why)
+{
+	uint8_t *at;
+
+	*b = NULL;
+	*a = read_all(path, max, size);
+	*why = "cannot read the image";
+	if (!*a)
+		return -1;
+	at = bytes_find(*a, *size, fx->build_id, fx->build_id_size);
+	*why = "the image does not hold the build-id";
+	if (!at)
+		return -1;
+	*why = "the image holds the build-id more than once";
+	if (bytes_find(at + 1, *size - (at + 1 - *a), fx->build_id, fx->build_id_size))
+		return -1;
+	*why = "out of memory, or no random bytes";
+	*b = malloc(*size);
+	if (!*b)
+		return -1;
+	memcpy(*b, *a, *size);
+	if (getentropy(*b + (at - *a), fx->build_id_size))
+		return -1;
+	return at - *a;
+}
+
+/*
+ * A free loop device attached to @img as loop_configure() does, its name
+ * in @dev. Returns its open fd, or -1.
+ */
+static inline int loop_attach(const char *img, int oflags, __u32 lo_flags,
+			      char *dev, size_t size)
+{
+	int ctl, fd = -1, tries, n;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	for (tries = 0; tries < 10 && ctl >= 0 && fd < 0; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0)
+			break;
+		snprintf(dev, size, "/dev/loop%d", n);
+		fd = open(dev, O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && loop_configure(fd, img, oflags, lo_flags)) {
+			close(fd);
+			fd = -1;	/* taken meanwhile: another one */
+		}
+	}
+	if (ctl >= 0)
+		close(ctl);
+	return fd;
 }
 
 /*

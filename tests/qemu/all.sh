@@ -13,6 +13,7 @@ load_module
 run mmap3_records ./mmap3_records
 run mmap3_scope ./mmap3_scope
 run mmap3_files ./mmap3_files
+run mmap3_cache ./mmap3_cache
 run mmap3_fault ./mmap3_fault
 MMAP3_STRESS_SECONDS=$(cmdline stress)
 MMAP3_KERNEL=$(cmdline kernel)
