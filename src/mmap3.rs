@@ -166,7 +166,11 @@ const IMAGE_FS: &[core::ffi::c_ulong] = &[
 ///    `i_version`, queried when the identity is read: by its contract
 ///    (`linux/iversion.h`) any later change of the file's data or metadata
 ///    makes it larger, whatever the clock says (a clock stepped back can
-///    give a rewrite the old ctime, not the old `i_version`). But `write()`
+///    give a rewrite the old ctime, not the old `i_version`). ext4 and XFS
+///    keep it in the on-disk inode, so it survives the inode's eviction
+///    (except on ext2 file systems made by GNU Hurd, where ext4 keeps it
+///    in memory only: there a rewrite after an eviction would also need
+///    the old ctime again to hit). But `write()`
 ///    bumps it *before* it copies the data, and a writable shared mapping
 ///    bumps it at its first write fault only, so while the file has a writer
 ///    (open for writing, or mapped shared and writable) the bytes can change
