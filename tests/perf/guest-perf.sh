@@ -60,13 +60,13 @@ with_module() {
 # replaced(): the session of issue 16 (tests/perf/replaced.sh).
 . /tests/perf/replaced.sh
 
-# check_replaced HOW: with --mmap3, each run's samples go to its own
+# check_replaced HOW: with --mmap3, each run's user-space samples go to its own
 # function (at least 90%); the other modes are measured for comparison
 # (the table of patches/perf/0000-cover-letter.patch).
 check_replaced() {
 	how=$1
 	mmap3_alpha= mmap3_beta=
-	echo "# $how: share of alpha's run in alpha (beta), of beta's run in beta (alpha)"
+	echo "# $how: share of alpha's run's user samples in alpha (beta), of beta's run's in beta (alpha)"
 	for m in "perf --mmap3" "perf" "perf --buildid-mmap" "perf-upstream --buildid-mmap" "perf-upstream"; do
 		set -- $m
 		command -v "$1" >/dev/null || continue
