@@ -117,7 +117,7 @@ pub(crate) struct Identity {
 }
 
 /// Fails when `Identity` and its C twin disagree.
-pub(crate) fn check_abi() -> Result {
+fn check_abi() -> Result {
     // SAFETY: A constant defined by `rust/helpers.c`.
     if unsafe { mmap3_identity_size } != core::mem::size_of::<Identity>() {
         return Err(EINVAL);
@@ -195,7 +195,10 @@ impl Deref for PinnedFile {
 pub(crate) struct Superblocks(());
 
 impl Superblocks {
+    /// Starts numbering, once the C helpers are found to agree on
+    /// [`Identity`].
     pub(crate) fn new() -> Result<Self> {
+        check_abi()?;
         // SAFETY: Called once, at load, before the provider is registered.
         kernel::error::to_result(unsafe { mmap3_sbs_init() })?;
         Ok(Superblocks(()))

@@ -14,6 +14,13 @@ extern "C" {
     fn mmap3_param_cache_entries() -> u32;
 }
 
+/// The module parameter `cache_entries`, from `rust/helpers.c`: the
+/// parameters of `module!` are not shown in `/sys/module/*/parameters`.
+pub(crate) fn cache_entries() -> usize {
+    // SAFETY: Reads a module parameter, set before init.
+    unsafe { mmap3_param_cache_entries() as usize }
+}
+
 /// `enum perf_mmap3_build_id_status` (uapi), less `UNKNOWN`, never emitted.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -184,12 +191,6 @@ impl<T: Provider> Registration<T> {
     /// The provider.
     pub(crate) fn provider(&self) -> &T {
         &self.provider
-    }
-
-    /// The module parameter `cache_entries`.
-    pub(crate) fn cache_entries() -> usize {
-        // SAFETY: Reads a module parameter, set before init.
-        unsafe { mmap3_param_cache_entries() as usize }
     }
 }
 

@@ -206,20 +206,21 @@ struct Mmap3Provider {
 }
 
 impl Mmap3Provider {
-    /// An empty cache of at least `entries` entries, in whole sets.
-    fn new_cache(entries: usize) -> Result<Cache> {
-        let len = Cache::sets_for(entries);
+    /// The provider with an empty cache of at least `cache_entries` entries
+    /// (the module parameter), in whole sets.
+    fn new() -> Result<Self> {
+        let len = Cache::sets_for(provider::cache_entries());
         let mut sets = KVVec::with_capacity(len, GFP_KERNEL)?;
         for _ in 0..len {
             sets.push(cache::Set::new(), GFP_KERNEL)?;
         }
-        Ok(Cache::new(sets))
+        let cache = Cache::new(sets);
+        stats::add(Stat::Capacity, cache.capacity() as i64);
+        Ok(Mmap3Provider { cache })
     }
 
     /// A file's key in the cache: which file. `sb` is the serial of its
-    /// superblock, as [`Identity::sb`] or [`FileExt::register_sb`] gave it.
-    ///
-    /// [`FileExt::register_sb`]: file::FileExt::register_sb
+    /// superblock, as [`Identity::sb`] or `FileExt::register_sb` gave it.
     fn key(sb: u64, id: &Identity) -> cache::Key {
         cache::Key {
             sb,
@@ -589,17 +590,9 @@ struct Mmap3 {
 impl InPlaceModule for Mmap3 {
     fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Mmap3 {
-            _stats <- {
-                file::check_abi()?;
-                stats::new()?
-            },
+            _stats <- stats::new()?,
             _superblocks: Superblocks::new()?,
-            registration <- {
-                let cache =
-                    Mmap3Provider::new_cache(Registration::<Mmap3Provider>::cache_entries())?;
-                stats::add(Stat::Capacity, cache.capacity() as i64);
-                Registration::new(module, Mmap3Provider { cache })
-            },
+            registration <- Registration::new(module, Mmap3Provider::new()?),
         })
         .pin_chain(|mmap3| {
             pr_info!(
