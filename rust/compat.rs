@@ -238,7 +238,9 @@ pub(crate) fn debugfs_file<T: Writer + Send + Sync + 'static>(
     dir: &'static CStr,
     file: &'static CStr,
 ) -> impl PinInit<DebugfsFile<T>> {
-    kernel::debugfs::Scope::dir(data, dir, move |data, scope| scope.read_only_file(file, data))
+    kernel::debugfs::Scope::dir(data, dir, move |data, scope| {
+        scope.read_only_file(file, data)
+    })
 }
 
 #[cfg(not(mmap3_kernel_debugfs))]
