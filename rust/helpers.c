@@ -272,14 +272,17 @@ static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_
 	/*
 	 * A signal that is not fatal does not make the read fail: retry a few
 	 * times what a file system gave up on for it (FUSE, network file
-	 * systems), so that the status does not depend on signal timing.
+	 * systems), so that the status does not depend on signal timing. A
+	 * file system that reads through iomap (FUSE on 7.3) reports such
+	 * a read as a folio left !uptodate, -EIO, with the signal pending.
 	 */
 	for (;;) {
 		folio = read_cache_folio(mapping, index, NULL, file);
 		if (!IS_ERR(folio) || ++tries > 3 || fatal_signal_pending(current))
 			return folio;
 		err = PTR_ERR(folio);
-		if (err != -EINTR && err != -ERESTARTSYS && err != -EAGAIN)
+		if (err != -EINTR && err != -ERESTARTSYS && err != -EAGAIN &&
+		    !(err == -EIO && signal_pending(current)))
 			return folio;
 	}
 }
