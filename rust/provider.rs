@@ -144,7 +144,8 @@ pub(crate) trait Deferred<T>: Send + 'static {
 /// While it is registered, hooks and deferred work on other CPUs reach it
 /// through `raw`, by shared references: it is pinned, and the drop that
 /// unregisters it waits for the hooks running and for every batch deferred
-/// and not yet run.
+/// and not yet run. (It is `!Unpin`, `raw` being an `Opaque`, so the
+/// `Pin<&mut Self>` of that drop claims no exclusive access meanwhile.)
 ///
 /// # Invariants
 ///
