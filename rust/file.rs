@@ -2,13 +2,13 @@
 
 //! Safe wrappers over the mapping and file the hook is given.
 
-use core::{ffi::c_void, ptr::NonNull};
-use kernel::{bindings, prelude::*, types::Opaque};
+use crate::compat::{ARef, File, VmaRef};
+use core::{ffi::c_void, ops::Deref, ptr::NonNull};
+use kernel::prelude::*;
 
 // `struct file` is passed as `void *`: bindgen renders some of its members
 // as zero-sized structs, which the `improper_ctypes` lint rejects.
 extern "C" {
-    fn mmap3_get_file(file: *mut c_void);
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
     fn mmap3_sb_register(file: *mut c_void) -> u64;
     fn mmap3_sbs_init() -> core::ffi::c_int;
@@ -62,39 +62,24 @@ pub(crate) fn serves_fuse() -> bool {
     unsafe { mmap3_serves_fuse() }
 }
 
-/// A `struct vm_area_struct` seen by the hook, under `mmap_lock`.
-///
-/// # Invariants
-///
-/// The wrapped VMA is valid, and its `vm_file` stable, while a `&Vma` exists.
-#[repr(transparent)]
-pub(crate) struct Vma(Opaque<bindings::vm_area_struct>);
-
-impl Vma {
-    /// Wraps the VMA the kernel passed to the hook.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` is a valid VMA whose `mmap_lock` is held for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::vm_area_struct) -> &'a Self {
-        // CAST: `Vma` is a transparent wrapper of `vm_area_struct`.
-        // SAFETY: The caller guarantees validity for `'a`.
-        unsafe { &*ptr.cast::<Self>() }
-    }
-
+/// The mapped file of a VMA.
+pub(crate) trait VmaFile {
     /// The mapped file, if any.
-    pub(crate) fn file(&self) -> Option<&File> {
-        // SAFETY: By the type invariant the VMA is valid and `vm_file` stable.
-        let file = unsafe { (*self.0.get()).vm_file };
-        // CAST: `File` is a transparent wrapper of `struct file`.
-        // SAFETY: The VMA holds a reference on its file while it exists.
-        NonNull::new(file).map(|f| unsafe { &*f.as_ptr().cast::<File>() })
-    }
+    fn file(&self) -> Option<&File>;
 }
 
-/// A `struct file` that is kept alive by someone else (a VMA) while borrowed.
-#[repr(transparent)]
-pub(crate) struct File(Opaque<bindings::file>);
+impl VmaFile for VmaRef {
+    fn file(&self) -> Option<&File> {
+        // SAFETY: The VMA is valid and its lock held (type invariant of
+        // `VmaRef`): `vm_file` is stable.
+        let file = NonNull::new(unsafe { (*self.as_ptr()).vm_file })?;
+        // SAFETY: The VMA holds a reference on its file while it exists,
+        // which is longer than `&self`. That reference also makes any
+        // `fdget_pos()` on the file take `f_pos_lock` (its count is above 1
+        // whenever the file is in a file table as well).
+        Some(unsafe { File::from_raw_file(file.as_ptr()) })
+    }
+}
 
 /// What identifies a file and its version, read without I/O.
 ///
@@ -106,7 +91,7 @@ pub(crate) struct Identity {
     /// Inode number.
     pub(crate) ino: u64,
     /// The module's serial of the file system instance (the superblock),
-    /// never reused; 0 until [`File::register_sb`] numbers it.
+    /// never reused; 0 until [`FileExt::register_sb`] numbers it.
     pub(crate) sb: u64,
     /// The inode's change counter (`i_version`), queried: it grows with
     /// any later change of the file's data or metadata. 0 unless
@@ -132,7 +117,7 @@ pub(crate) struct Identity {
 }
 
 /// Fails when `Identity` and its C twin disagree.
-pub(crate) fn check_abi() -> Result {
+fn check_abi() -> Result {
     // SAFETY: A constant defined by `rust/helpers.c`.
     if unsafe { mmap3_identity_size } != core::mem::size_of::<Identity>() {
         return Err(EINVAL);
@@ -140,65 +125,50 @@ pub(crate) fn check_abi() -> Result {
     Ok(())
 }
 
-impl File {
+/// What the module reads of a file: its identity, its superblock's
+/// serial, and what the page cache holds of its bytes.
+pub(crate) trait FileExt {
     /// The file's identity and version, from its inode, without I/O.
-    pub(crate) fn identity(&self) -> Identity {
-        let mut id = Identity::default();
-        // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
-        unsafe { mmap3_file_identity(self.0.get().cast(), &mut id) };
-        id
-    }
+    fn identity(&self) -> Identity;
 
     /// Numbers the file's superblock (see [`Identity::sb`]) if it is not
     /// yet; may sleep and allocate, once per superblock. `None` without
     /// memory for it.
-    pub(crate) fn register_sb(&self) -> Option<u64> {
-        // SAFETY: The file is valid while borrowed, and keeps its superblock
-        // alive.
-        let serial = unsafe { mmap3_sb_register(self.0.get().cast()) };
-        (serial != 0).then_some(serial)
-    }
+    fn register_sb(&self) -> Option<u64>;
 
     /// Reads from the page cache only; see [`ReadMode::Cached`].
-    pub(crate) fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        // SAFETY: The file is valid while borrowed; no I/O is done.
-        unsafe { read_at(self.0.get().cast(), offset, buf, ReadMode::Cached) }
-    }
-
-    /// Takes a reference on the file, so that it outlives the mapping.
-    pub(crate) fn pin(&self) -> PinnedFile {
-        // SAFETY: The file is valid while borrowed; `get_file()` takes a reference.
-        unsafe { mmap3_get_file(self.0.get().cast()) };
-        // INVARIANT: We own the reference `get_file()` took.
-        PinnedFile(NonNull::from(self).cast())
-    }
+    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
 }
 
-/// A reference to a `struct file`, dropped with `fput()`.
-///
-/// # Invariants
-///
-/// The pointer is valid and we own one reference on the file.
-pub(crate) struct PinnedFile(NonNull<bindings::file>);
-
-// SAFETY: A file reference may be used and dropped (`fput()`) from any task.
-unsafe impl Send for PinnedFile {}
-
-impl PinnedFile {
-    /// The file's identity and version, from its inode, without I/O.
-    pub(crate) fn identity(&self) -> Identity {
+impl FileExt for File {
+    fn identity(&self) -> Identity {
         let mut id = Identity::default();
-        // SAFETY: By the type invariant the file is valid.
-        unsafe { mmap3_file_identity(self.0.as_ptr().cast(), &mut id) };
+        // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
+        unsafe { mmap3_file_identity(self.as_ptr().cast(), &mut id) };
         id
     }
 
-    /// [`File::register_sb`] for the pinned file.
-    pub(crate) fn register_sb(&self) -> Option<u64> {
-        // SAFETY: By the type invariant the file is valid, and it keeps its
-        // superblock alive.
-        let serial = unsafe { mmap3_sb_register(self.0.as_ptr().cast()) };
+    fn register_sb(&self) -> Option<u64> {
+        // SAFETY: The file is valid while borrowed, and keeps its superblock
+        // alive.
+        let serial = unsafe { mmap3_sb_register(self.as_ptr().cast()) };
         (serial != 0).then_some(serial)
+    }
+
+    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        // SAFETY: The file is valid while borrowed; no I/O is done.
+        unsafe { read_at(self.as_ptr().cast(), offset, buf, ReadMode::Cached) }
+    }
+}
+
+/// A file pinned for a lookup deferred past the mapping: a reference of its
+/// own, taken under `mmap_lock`, dropped with `fput()`.
+pub(crate) struct PinnedFile(ARef<File>);
+
+impl PinnedFile {
+    /// Takes a reference on `file`, so that it outlives the mapping.
+    pub(crate) fn new(file: &File) -> Self {
+        PinnedFile(file.into())
     }
 
     /// Reads through the page cache, waiting for I/O; see [`ReadMode::Io`].
@@ -206,16 +176,17 @@ impl PinnedFile {
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         // SAFETY: Only looks at the current task's `mmap_lock` (lockdep).
         unsafe { mmap3_assert_no_mmap_lock() };
-        // SAFETY: By the type invariant the file is valid; no `mmap_lock`
-        // is held (the contract of this function, checked above).
+        // SAFETY: The file is valid while we hold our reference; no
+        // `mmap_lock` is held (the contract of this function, checked above).
         unsafe { read_at(self.0.as_ptr().cast(), offset, buf, ReadMode::Io) }
     }
 }
 
-impl Drop for PinnedFile {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant we own a reference.
-        unsafe { bindings::fput(self.0.as_ptr()) };
+impl Deref for PinnedFile {
+    type Target = File;
+
+    fn deref(&self) -> &File {
+        &self.0
     }
 }
 
@@ -224,7 +195,10 @@ impl Drop for PinnedFile {
 pub(crate) struct Superblocks(());
 
 impl Superblocks {
+    /// Starts numbering, once the C helpers are found to agree on
+    /// [`Identity`].
     pub(crate) fn new() -> Result<Self> {
+        check_abi()?;
         // SAFETY: Called once, at load, before the provider is registered.
         kernel::error::to_result(unsafe { mmap3_sbs_init() })?;
         Ok(Superblocks(()))

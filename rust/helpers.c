@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * C helpers of the mmap3 module: what Rust cannot call directly (static
- * inline functions, module_param(), MODULE_VERSION(), debugfs boilerplate).
+ * inline functions, module_param(), MODULE_VERSION(), per-CPU counters).
  * No policy lives here: the Rust files in rust/ wrap each helper,
  * src/mmap3.rs decides.
  */
 #include "helpers.h"
 
-#include <linux/debugfs.h>
 #include <linux/fdtable.h>
 #include <linux/fs.h>
 #include <linux/fsnotify_backend.h>
@@ -24,7 +23,6 @@
 #include <linux/pagemap.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include <linux/seq_file.h>
 #include <linux/shmem_fs.h>
 
 static unsigned int cache_entries = 4096;
@@ -38,11 +36,6 @@ MODULE_VERSION(MMAP3_VERSION);
 unsigned int mmap3_param_cache_entries(void)
 {
 	return cache_entries;
-}
-
-void mmap3_get_file(struct file *file)
-{
-	get_file(file);
 }
 
 /*
@@ -279,14 +272,17 @@ static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_
 	/*
 	 * A signal that is not fatal does not make the read fail: retry a few
 	 * times what a file system gave up on for it (FUSE, network file
-	 * systems), so that the status does not depend on signal timing.
+	 * systems), so that the status does not depend on signal timing. A
+	 * file system that reads through iomap (FUSE on 7.3) reports such
+	 * a read as a folio left !uptodate, -EIO, with the signal pending.
 	 */
 	for (;;) {
 		folio = read_cache_folio(mapping, index, NULL, file);
 		if (!IS_ERR(folio) || ++tries > 3 || fatal_signal_pending(current))
 			return folio;
 		err = PTR_ERR(folio);
-		if (err != -EINTR && err != -ERESTARTSYS && err != -EAGAIN)
+		if (err != -EINTR && err != -ERESTARTSYS && err != -EAGAIN &&
+		    !(err == -EIO && signal_pending(current)))
 			return folio;
 	}
 }
@@ -355,26 +351,36 @@ bool mmap3_serves_fuse(void)
 }
 
 /*
- * Counters, in the order of rust/stats.rs's enum Stat: events since load
- * (hits, misses, evictions, deferred reads, records), then gauges (cache
- * entries in use and capacity). Per CPU: the hook counts every mapping on
- * every CPU, and one shared counter would bounce its cache line between
- * them; the debugfs file shows the sums.
+ * Counters, as many as rust/stats.rs's enum Stat has (it checks): events
+ * since load (hits, misses, evictions, deferred reads, records), then gauges
+ * (cache entries in use and capacity). Per CPU: the hook counts every
+ * mapping on every CPU, and one shared counter would bounce its cache line
+ * between them; the debugfs file shows the sums.
  */
-static const char *const mmap3_stat_names[] = {
-	"hits", "misses", "evictions", "deferred", "emitted", "entries", "capacity",
-};
-#define MMAP3_NR_STATS ARRAY_SIZE(mmap3_stat_names)
+#define MMAP3_NR_STATS 7
 
 struct mmap3_stats {
 	s64 count[MMAP3_NR_STATS];
 };
 
-/* From mmap3_debugfs_create() to mmap3_debugfs_remove(). */
+/* From mmap3_stats_alloc() to mmap3_stats_free(). */
 static struct mmap3_stats __percpu *mmap3_stats;
-static struct dentry *mmap3_debugfs;
 
 const unsigned int mmap3_nr_stats = MMAP3_NR_STATS;
+
+/* Zeroed counters, from load to unload. Return: 0, or -ENOMEM. */
+int mmap3_stats_alloc(void)
+{
+	mmap3_stats = alloc_percpu(struct mmap3_stats);
+	return mmap3_stats ? 0 : -ENOMEM;
+}
+
+/* Once nothing counts or reads the counters any more. */
+void mmap3_stats_free(void)
+{
+	free_percpu(mmap3_stats);
+	mmap3_stats = NULL;
+}
 
 void mmap3_stat_add(unsigned int stat, s64 delta)
 {
@@ -383,45 +389,18 @@ void mmap3_stat_add(unsigned int stat, s64 delta)
 	this_cpu_add(mmap3_stats->count[stat], delta);
 }
 
-static int mmap3_stats_show(struct seq_file *m, void *unused)
+/*
+ * The sum of @stat over the CPUs. Other CPUs keep counting meanwhile: the
+ * sum is a snapshot of no single instant, as any counter read while it runs.
+ */
+s64 mmap3_stat_sum(unsigned int stat)
 {
-	unsigned int i;
+	s64 sum = 0;
 	int cpu;
 
-	for (i = 0; i < MMAP3_NR_STATS; i++) {
-		s64 sum = 0;
-
-		/*
-		 * Other CPUs keep counting meanwhile: the sum is a snapshot
-		 * of no single instant, as any counter read while it runs.
-		 */
-		for_each_possible_cpu(cpu)
-			sum += READ_ONCE(per_cpu_ptr(mmap3_stats, cpu)->count[i]);
-		seq_printf(m, "%s %lld\n", mmap3_stat_names[i], sum);
-	}
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(mmap3_stats);
-
-/*
- * Zeroed counters, and /sys/kernel/debug/mmap3/stats, from load to unload.
- * Return: 0, or -ENOMEM.
- */
-int mmap3_debugfs_create(void)
-{
-	mmap3_stats = alloc_percpu(struct mmap3_stats);
-	if (!mmap3_stats)
-		return -ENOMEM;
-	mmap3_debugfs = debugfs_create_dir("mmap3", NULL);
-	debugfs_create_file("stats", 0444, mmap3_debugfs, NULL, &mmap3_stats_fops);
-	return 0;
-}
-
-/* Once nothing counts any more: after the provider is unregistered. */
-void mmap3_debugfs_remove(void)
-{
-	/* Waits for readers of the file: then no one reads the counters. */
-	debugfs_remove(mmap3_debugfs);
-	free_percpu(mmap3_stats);
-	mmap3_stats = NULL;
+	if (WARN_ON_ONCE(stat >= MMAP3_NR_STATS || !mmap3_stats))
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(mmap3_stats, cpu)->count[stat]);
+	return sum;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The C helpers of the mmap3 module (rust/helpers.c), as the Rust files in
- * rust/ declare them.
+ * The C helpers of the mmap3 module (rust/helpers.c, and rust/compat.c for
+ * older kernels), as the Rust files in rust/ declare them.
  */
 #ifndef MMAP3_HELPERS_H
 #define MMAP3_HELPERS_H
@@ -9,6 +9,8 @@
 #include <linux/types.h>
 
 struct file;
+struct dentry;
+struct seq_file;
 
 /* What src/mmap3.rs knows of a file; mirrored by rust/file.rs. */
 struct mmap3_identity {
@@ -35,7 +37,6 @@ extern const size_t mmap3_identity_size;
 extern const unsigned int mmap3_nr_stats;
 
 unsigned int mmap3_param_cache_entries(void);
-void mmap3_get_file(struct file *file);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
 u64 mmap3_sb_register(struct file *file);
@@ -43,8 +44,26 @@ int mmap3_sbs_init(void);
 void mmap3_sbs_exit(void);
 ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io);
 bool mmap3_serves_fuse(void);
+int mmap3_stats_alloc(void);
+void mmap3_stats_free(void);
 void mmap3_stat_add(unsigned int stat, s64 delta);
-int mmap3_debugfs_create(void);
-void mmap3_debugfs_remove(void);
+s64 mmap3_stat_sum(unsigned int stat);
+
+/* rust/compat.c */
+#ifndef MMAP3_KERNEL_FS_FILE
+void mmap3_get_file(struct file *file);
+#endif
+
+#ifndef MMAP3_KERNEL_DEBUGFS
+/* What compat::DebugfsFile shows: struct Show in rust/compat.rs. */
+struct mmap3_show {
+	int (*show)(struct seq_file *m, const void *data);
+	const void *data;
+};
+
+struct dentry *mmap3_debugfs_create(const char *dir, const char *file,
+				    const struct mmap3_show *show);
+void mmap3_debugfs_remove(struct dentry *dir);
+#endif
 
 #endif /* MMAP3_HELPERS_H */

@@ -4,12 +4,21 @@
 //! kernel (`include/linux/perf_event.h`): registration, the hook, deferral
 //! to task_work, and writing the record.
 
-use crate::file::Vma;
-use core::ptr::{addr_of_mut, NonNull};
-use kernel::{bindings, prelude::*, types::Opaque, ThisModule};
+#[cfg(not(mmap3_kernel_opaque_try_ffi_init))]
+use crate::compat::OpaqueExt as _;
+use crate::compat::VmaRef;
+use core::ptr::addr_of_mut;
+use kernel::{bindings, error::to_result, prelude::*, str::BStr, types::Opaque, ThisModule};
 
 extern "C" {
     fn mmap3_param_cache_entries() -> u32;
+}
+
+/// The module parameter `cache_entries`, from `rust/helpers.c`: the
+/// parameters of `module!` are not shown in `/sys/module/*/parameters`.
+pub(crate) fn cache_entries() -> usize {
+    // SAFETY: Reads a module parameter, set before init.
+    unsafe { mmap3_param_cache_entries() as usize }
 }
 
 /// `enum perf_mmap3_build_id_status` (uapi), less `UNKNOWN`, never emitted.
@@ -74,15 +83,17 @@ impl MapInfo {
         raw.build_id_status = status as u8;
         // SAFETY: `raw` is a valid `perf_mmap3_info`; by the type invariant
         // its `file_name` is NUL-terminated and alive during the call.
-        kernel::error::to_result(unsafe { bindings::perf_mmap3_output(&raw) })
+        to_result(unsafe { bindings::perf_mmap3_output(&raw) })
     }
 
     /// A copy that owns its file name, to outlive the hook.
     pub(crate) fn to_owned(&self) -> Result<OwnedMapInfo> {
         // SAFETY: By the type invariant `file_name` is a valid C string.
         let name = unsafe { CStr::from_char_ptr(self.0.file_name) };
-        let mut buf = KVec::with_capacity(name.len_with_nul(), GFP_KERNEL)?;
-        buf.extend_from_slice(name.as_bytes_with_nul(), GFP_KERNEL)?;
+        let name: &BStr = name.as_ref();
+        let mut buf = KVec::with_capacity(name.len() + 1, GFP_KERNEL)?;
+        buf.extend_from_slice(name, GFP_KERNEL)?;
+        buf.push(0, GFP_KERNEL)?;
         let mut info = MapInfo(bindings::perf_mmap3_info { ..self.0 });
         // INVARIANT: `buf` is NUL-terminated and moves with `info` into the
         // `OwnedMapInfo`; its heap storage does not move.
@@ -119,7 +130,7 @@ pub(crate) trait Provider: Sized + Send + Sync + 'static {
     /// Called for each mapping that an existing mmap3 event records, under
     /// `mmap_lock`: may sleep and allocate, must not read the file; work
     /// that reads goes to [`Hook::defer`].
-    fn mmap(hook: &mut Hook<'_, Self>, vma: &Vma, info: &MapInfo);
+    fn mmap(hook: &mut Hook<'_, Self>, vma: &VmaRef, info: &MapInfo);
 }
 
 /// Work for the mapping task to do before it returns to user space.
@@ -128,30 +139,23 @@ pub(crate) trait Deferred<T>: Send + 'static {
     fn run(self, provider: &T);
 }
 
-/// What the kernel sees of a registration: the provider and the C struct.
-///
-/// # Invariants
-///
-/// `raw` is initialised, and registered with `perf_mmap3_register()` while
-/// the owning [`Registration`] exists.
-struct Inner<T: Provider> {
-    provider: T,
-    raw: Opaque<bindings::perf_mmap3_provider>,
-}
-
 /// The registration of a [`Provider`] with the kernel, undone on drop.
 ///
-/// The registered state lives in its own allocation, which only shared
-/// references reach while it is registered: hooks and deferred work on
-/// other CPUs hold `&Inner`, and dropping a `Registration` never makes a
-/// `&mut` to it. Dropping unregisters, which waits for the hooks running
-/// and for every batch deferred and not yet run, then frees it.
+/// While it is registered, hooks and deferred work on other CPUs reach it
+/// through `raw`, by shared references: it is pinned, and the drop that
+/// unregisters it waits for the hooks running and for every batch deferred
+/// and not yet run. (It is `!Unpin`, `raw` being an `Opaque`, so the
+/// `Pin<&mut Self>` of that drop claims no exclusive access meanwhile.)
 ///
 /// # Invariants
 ///
-/// `inner` comes from `KBox::into_raw` and is registered until drop.
+/// `raw` is registered with `perf_mmap3_register()` from initialisation
+/// until drop, and `provider` is initialised before it is.
+#[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: Provider> {
-    inner: NonNull<Inner<T>>,
+    provider: T,
+    #[pin]
+    raw: Opaque<bindings::perf_mmap3_provider>,
 }
 
 // SAFETY: The registration owns a `T`, which is `Send`; the kernel may call
@@ -162,56 +166,42 @@ unsafe impl<T: Provider> Send for Registration<T> {}
 unsafe impl<T: Provider> Sync for Registration<T> {}
 
 impl<T: Provider> Registration<T> {
-    /// Registers `provider`; its hook is called as soon as this returns.
-    pub(crate) fn new(module: &'static ThisModule, provider: T) -> Result<Self> {
-        let inner = KBox::new(
-            Inner {
-                provider,
-                raw: Opaque::uninit(),
-            },
-            GFP_KERNEL,
-        )?;
-        let inner = KBox::into_raw(inner);
-        // SAFETY: `inner` is valid for writes; `nr_work` is set by
-        // `perf_mmap3_register()`.
-        unsafe {
-            (*inner).raw.get().write(bindings::perf_mmap3_provider {
-                owner: module.as_ptr(),
-                mmap: Some(mmap_callback::<T>),
-                nr_work: bindings::atomic_t { counter: 0 },
-            })
-        };
-        // SAFETY: `raw` is initialised and does not move (a heap
-        // allocation), and stays registered until `drop` unregisters it.
-        let ret = unsafe { bindings::perf_mmap3_register((*inner).raw.get()) };
-        if ret != 0 {
-            // SAFETY: Not registered: `inner` is still ours, from `into_raw`.
-            drop(unsafe { KBox::from_raw(inner) });
-            return Err(Error::from_errno(ret));
-        }
-        // INVARIANT: Registered, from `KBox::into_raw`.
-        Ok(Registration {
-            // SAFETY: `KBox::into_raw` never returns null.
-            inner: unsafe { NonNull::new_unchecked(inner) },
+    /// Registers `provider`; its hook is called as soon as it is.
+    pub(crate) fn new(module: &'static ThisModule, provider: T) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            provider,
+            raw <- Opaque::try_ffi_init(move |slot: *mut bindings::perf_mmap3_provider| {
+                // SAFETY: `slot` is valid for writes; `nr_work` is set by
+                // `perf_mmap3_register()`.
+                unsafe {
+                    slot.write(bindings::perf_mmap3_provider {
+                        owner: module.as_ptr(),
+                        mmap: Some(mmap_callback::<T>),
+                        nr_work: bindings::atomic_t { counter: 0 },
+                    })
+                };
+                // INVARIANT: `provider` is initialised (the fields are
+                // initialised in this order); on success `raw` is
+                // registered until `drop` unregisters it.
+                // SAFETY: `slot` is initialised and pinned.
+                to_result(unsafe { bindings::perf_mmap3_register(slot) })
+            }),
         })
     }
 
-    /// The module parameter `cache_entries`.
-    pub(crate) fn cache_entries() -> usize {
-        // SAFETY: Reads a module parameter, set before init.
-        unsafe { mmap3_param_cache_entries() as usize }
+    /// The provider.
+    pub(crate) fn provider(&self) -> &T {
+        &self.provider
     }
 }
 
-impl<T: Provider> Drop for Registration<T> {
-    fn drop(&mut self) {
-        let inner = self.inner.as_ptr();
+#[pinned_drop]
+impl<T: Provider> PinnedDrop for Registration<T> {
+    fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant `raw` is registered. This returns
-        // once no hook runs and every deferred batch has run: nothing uses
-        // `inner` any more.
-        unsafe { bindings::perf_mmap3_unregister((*inner).raw.get()) };
-        // SAFETY: From `KBox::into_raw` (type invariant), unused now.
-        drop(unsafe { KBox::from_raw(inner) });
+        // once no hook runs and every deferred batch has run: nothing
+        // reaches `self` through the kernel any more.
+        unsafe { bindings::perf_mmap3_unregister(self.raw.get()) };
     }
 }
 
@@ -219,8 +209,8 @@ impl<T: Provider> Drop for Registration<T> {
 ///
 /// # Safety
 ///
-/// `raw` is the `raw` field of a registered `Inner<T>`, `vma` a VMA whose
-/// `mmap_lock` is held, `info` valid during the call.
+/// `raw` is the `raw` field of a registered `Registration<T>`, `vma` a VMA
+/// whose `mmap_lock` is held, `info` valid during the call.
 unsafe extern "C" fn mmap_callback<T: Provider>(
     raw: *mut bindings::perf_mmap3_provider,
     vma: *mut bindings::vm_area_struct,
@@ -229,15 +219,15 @@ unsafe extern "C" fn mmap_callback<T: Provider>(
     // CAST: `Opaque<T>` is `repr(transparent)`.
     let raw = raw.cast::<Opaque<bindings::perf_mmap3_provider>>();
     // SAFETY: The kernel passes back the `raw` field of a registered
-    // `Inner<T>`, which lives until unregistration, which waits for this
-    // call to return.
-    let inner = unsafe { &*kernel::container_of!(raw, Inner<T>, raw) };
+    // `Registration<T>`, which lives until unregistration, which waits for
+    // this call to return.
+    let registration = unsafe { &*kernel::container_of!(raw, Registration<T>, raw) };
     // SAFETY: The hook is called with `vma` valid and `mmap_lock` held.
-    let vma = unsafe { Vma::from_raw(vma) };
+    let vma = unsafe { VmaRef::from_raw(vma) };
     // CAST: `MapInfo` is a transparent wrapper of `perf_mmap3_info`.
     // SAFETY: `info` and its `file_name` are valid during the call.
     let info = unsafe { &*info.cast::<MapInfo>() };
-    let mut hook = Hook { inner };
+    let mut hook = Hook { registration };
     T::mmap(&mut hook, vma, info);
 }
 
@@ -246,30 +236,32 @@ unsafe extern "C" fn mmap_callback<T: Provider>(
 /// Only [`mmap_callback`] makes one, and the provider gets it by `&mut`:
 /// no two `&mut` to the task's pending batch can exist at once.
 pub(crate) struct Hook<'a, T: Provider> {
-    inner: &'a Inner<T>,
+    registration: &'a Registration<T>,
 }
 
 impl<T: Provider> Hook<'_, T> {
     /// The provider.
     pub(crate) fn provider(&self) -> &T {
-        &self.inner.provider
+        &self.registration.provider
     }
 
     /// The batch this task deferred and has not run yet, if there is one,
     /// to add this mapping to it.
     pub(crate) fn deferred(&mut self) -> Option<&mut T::Batch> {
-        // SAFETY: `raw` is registered (type invariant of `Inner`).
-        let raw = unsafe { bindings::perf_mmap3_deferred(self.inner.raw.get()) };
+        // SAFETY: `raw` is registered (type invariant of `Registration`).
+        let raw = unsafe { bindings::perf_mmap3_deferred(self.registration.raw.get()) };
         if raw.is_null() {
             return None;
         }
         // CAST: `Opaque<T>` is `repr(transparent)`.
         let raw = raw.cast::<Opaque<bindings::perf_mmap3_work>>();
-        // SAFETY: A work of this provider is a `Work<T>` that `defer`
-        // leaked, queued on the current task, which alone runs it, and not
-        // before this hook returned; the result borrows `self` mutably, so
-        // it is the only reference to the work while it lives.
-        let work = unsafe { &mut *kernel::container_of!(raw, Work<T>, raw).cast_mut() };
+        // SAFETY: A work of this provider is the `raw` field of a `Work<T>`
+        // that `defer` leaked.
+        let work: *const Work<T> = unsafe { kernel::container_of!(raw, Work<T>, raw) };
+        // SAFETY: That work is queued on the current task, which alone runs
+        // it, and not before this hook returned; the result borrows `self`
+        // mutably, so it is the only reference to the work while it lives.
+        let work = unsafe { &mut *work.cast_mut() };
         Some(&mut work.batch)
     }
 
@@ -281,7 +273,7 @@ impl<T: Provider> Hook<'_, T> {
         let work = match KBox::<Work<T>>::new_uninit(GFP_KERNEL) {
             Ok(work) => work.write(Work {
                 raw: Opaque::uninit(),
-                inner: self.inner,
+                registration: self.registration,
                 batch,
             }),
             Err(_) => return Err((batch, ENOMEM)),
@@ -292,7 +284,7 @@ impl<T: Provider> Hook<'_, T> {
         let raw = unsafe { (*work).raw.get() };
         // SAFETY: As above.
         unsafe {
-            addr_of_mut!((*raw).provider).write(self.inner.raw.get());
+            addr_of_mut!((*raw).provider).write(self.registration.raw.get());
             addr_of_mut!((*raw).func).write(Some(run_callback::<T>));
         }
         // SAFETY: `raw` is set up; on success the kernel owns `work` until
@@ -311,11 +303,11 @@ impl<T: Provider> Hook<'_, T> {
 ///
 /// # Invariants
 ///
-/// `inner` is alive until `batch` has run: `perf_mmap3_unregister()` waits
-/// for every work `perf_mmap3_defer()` accepted.
+/// `registration` is alive until `batch` has run: `perf_mmap3_unregister()`
+/// waits for every work `perf_mmap3_defer()` accepted.
 struct Work<T: Provider> {
     raw: Opaque<bindings::perf_mmap3_work>,
-    inner: *const Inner<T>,
+    registration: *const Registration<T>,
     batch: T::Batch,
 }
 
@@ -328,11 +320,12 @@ struct Work<T: Provider> {
 unsafe extern "C" fn run_callback<T: Provider>(raw: *mut bindings::perf_mmap3_work) {
     // CAST: `Opaque<T>` is `repr(transparent)`.
     let raw = raw.cast::<Opaque<bindings::perf_mmap3_work>>();
-    // SAFETY: `raw` is the `raw` field of a `Work` that `defer` leaked from
-    // a `KBox`; the kernel calls this once, handing ownership back.
-    let work = unsafe { KBox::from_raw(kernel::container_of!(raw, Work<T>, raw).cast_mut()) };
-    let work = KBox::into_inner(work);
+    // SAFETY: `raw` is the `raw` field of a `Work` that `defer` leaked.
+    let work: *const Work<T> = unsafe { kernel::container_of!(raw, Work<T>, raw) };
+    // SAFETY: That `Work` comes from a `KBox`; the kernel calls this once,
+    // handing ownership back.
+    let work = KBox::into_inner(unsafe { KBox::from_raw(work.cast_mut()) });
     // SAFETY: By the type invariant of `Work` the registration is alive.
-    let provider = unsafe { &(*work.inner).provider };
+    let provider = unsafe { &(*work.registration).provider };
     work.batch.run(provider);
 }

@@ -16,7 +16,8 @@
 #   the file's own directory names it, and ours is one level up: the crate
 #   mmap3 (src/mmap3.rs, which includes src/buildid.rs and rust/*.rs, hence
 #   both directories as its source) is added after it, with the kernel
-#   crate's cfgs, as the generator adds in-tree modules.
+#   crate's cfgs, as the generator adds in-tree modules, and the
+#   `mmap3_kernel_*` cfgs Kbuild gives it for this kernel (rust/compat.rs).
 . "$(dirname "$0")/lib.sh"
 
 kdir=${1:?usage: scripts/rust-analyzer.sh KDIR}
@@ -34,21 +35,26 @@ if [ -n "${LLVM:-}" ]; then
 elif grep -q '^CONFIG_CC_IS_CLANG=y' "$kdir/.config"; then
 	args+=(LLVM=1)
 fi
+srctree=$kdir
 if [ ! -f "$kdir/rust/Makefile" ]; then
 	srctree=$(sed -n 's/^include \(.*\)\/Makefile$/\1/p' "$kdir/Makefile")
 	[ -f "$srctree/rust/Makefile" ] || die "cannot find the kernel source tree of $kdir"
 	args+=("VPATH=$srctree")
 fi
+# The kernel crate's abstractions Kbuild finds in this kernel's sources.
+features=$(printf 'include Kbuild\nall:\n\t@echo $(mmap3-kernel)\n' |
+	make -s --no-print-directory -C "$MMAP3_ROOT" -f - srctree="$srctree" src="$MMAP3_ROOT") ||
+	die "cannot read the kernel features Kbuild detects"
 
 out=$MMAP3_ROOT/rust-project.json
 rm -f "$out"
 make -s -C "$kdir" M="$MMAP3_ROOT" "${args[@]}" rust-analyzer ||
 	die "make -C $kdir M=$MMAP3_ROOT ${args[*]} rust-analyzer failed"
-python3 - "$out" "$MMAP3_ROOT" <<'EOF'
+python3 - "$out" "$MMAP3_ROOT" "$features" <<'EOF'
 import json
 import sys
 
-path, top = sys.argv[1:]
+path, top, features = sys.argv[1:]
 root = top + "/src/mmap3.rs"
 with open(path) as f:
     project = json.load(f)
@@ -61,7 +67,8 @@ if not any(crate["root_module"] == root for crate in crates):
         "is_workspace_member": True,
         "is_proc_macro": False,
         "deps": [{"crate": index[dep], "name": dep} for dep in ("core", "kernel")],
-        "cfg": crates[index["kernel"]]["cfg"],
+        "cfg": crates[index["kernel"]]["cfg"]
+            + ["mmap3_kernel_" + feature for feature in features.split()],
         "edition": "2021",
         "env": {"RUST_MODFILE": "This is only for rust-analyzer"},
         # The files the crate includes by #[path]: src/ and rust/.

@@ -18,6 +18,8 @@ use kernel::{prelude::*, ThisModule};
 pub mod buildid;
 #[path = "cache.rs"]
 pub mod cache;
+#[path = "../rust/compat.rs"]
+mod compat;
 #[path = "../rust/file.rs"]
 mod file;
 #[path = "../rust/provider.rs"]
@@ -25,14 +27,15 @@ mod provider;
 #[path = "../rust/stats.rs"]
 mod stats;
 
-use file::{File, Identity, PinnedFile, Superblocks, Vma};
+use compat::{File, InPlaceModule, VmaRef};
+use file::{FileExt as _, Identity, PinnedFile, Superblocks, VmaFile as _};
 use provider::{Hook, MapInfo, OwnedMapInfo, Registration, Status};
 use stats::Stat;
 
-module! {
+compat::module! {
     type: Mmap3,
     name: "mmap3",
-    author: "mmap3 developers",
+    authors: ["mmap3 developers"],
     description: "PERF_RECORD_MMAP3 provider: mappings with their ELF build-id",
     license: "GPL",
 }
@@ -203,18 +206,21 @@ struct Mmap3Provider {
 }
 
 impl Mmap3Provider {
-    /// An empty cache of at least `entries` entries, in whole sets.
-    fn new_cache(entries: usize) -> Result<Cache> {
-        let len = Cache::sets_for(entries);
+    /// The provider with an empty cache of at least `cache_entries` entries
+    /// (the module parameter), in whole sets.
+    fn new() -> Result<Self> {
+        let len = Cache::sets_for(provider::cache_entries());
         let mut sets = KVVec::with_capacity(len, GFP_KERNEL)?;
         for _ in 0..len {
             sets.push(cache::Set::new(), GFP_KERNEL)?;
         }
-        Ok(Cache::new(sets))
+        let cache = Cache::new(sets);
+        stats::add(Stat::Capacity, cache.capacity() as i64);
+        Ok(Mmap3Provider { cache })
     }
 
     /// A file's key in the cache: which file. `sb` is the serial of its
-    /// superblock, as [`Identity::sb`] or [`File::register_sb`] gave it.
+    /// superblock, as [`Identity::sb`] or `FileExt::register_sb` gave it.
     fn key(sb: u64, id: &Identity) -> cache::Key {
         cache::Key {
             sb,
@@ -261,7 +267,7 @@ impl Mmap3Provider {
 
     /// Caches what was read from a file whose identity was `before` the
     /// read and `after` it, when [`cacheable`] allows it, numbering its
-    /// superblock first if need be (`register_sb`: [`File::register_sb`],
+    /// superblock first if need be (`register_sb`: `FileExt::register_sb`,
     /// which may sleep; the file keeps its superblock alive meanwhile).
     fn remember(
         &self,
@@ -285,7 +291,7 @@ impl Mmap3Provider {
 
 /// The file to read for a mapping and its identity (read once per mapping
 /// on this path), or the answer when there is none to read.
-fn file_to_read(vma: &Vma) -> Result<(&File, Identity), Answer> {
+fn file_to_read(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
     let file = vma.file().ok_or(Answer::Missing(Status::NoFile))?;
     let id = file.identity();
     // The kernel's internal shmem file behind shared anonymous memory,
@@ -397,7 +403,7 @@ enum Lookup {
 impl provider::Provider for Mmap3Provider {
     type Batch = Batch;
 
-    fn mmap(hook: &mut Hook<'_, Self>, vma: &Vma, info: &MapInfo) {
+    fn mmap(hook: &mut Hook<'_, Self>, vma: &VmaRef, info: &MapInfo) {
         let lookup = match file_to_read(vma) {
             Ok((file, id)) => hook.provider().lookup(file, &id),
             Err(answer) => Lookup::Ready(answer),
@@ -452,7 +458,7 @@ impl Mmap3Provider {
                 self.remember(&before, &after, answer, || file.register_sb());
                 Lookup::Ready(answer)
             }
-            Err(_) => Lookup::Read(file.pin()),
+            Err(_) => Lookup::Read(PinnedFile::new(file)),
         }
     }
 }
@@ -572,36 +578,36 @@ const EOPNOTSUPP: i32 = kernel::bindings::EOPNOTSUPP as i32;
 
 /// The module's state; dropped field by field, in this order: the
 /// provider first, so that no hook runs when the superblocks' serials go.
+#[pin_data(PinnedDrop)]
 struct Mmap3 {
-    _registration: Registration<Mmap3Provider>,
+    #[pin]
+    registration: Registration<Mmap3Provider>,
     _superblocks: Superblocks,
-    _debugfs: stats::Debugfs,
+    #[pin]
+    _stats: stats::Stats,
 }
 
-impl kernel::Module for Mmap3 {
-    fn init(module: &'static ThisModule) -> Result<Self> {
-        file::check_abi()?;
-        let debugfs = stats::Debugfs::new()?;
-        let superblocks = Superblocks::new()?;
-        let cache = Mmap3Provider::new_cache(Registration::<Mmap3Provider>::cache_entries())?;
-        let entries = cache.capacity();
-        stats::add(Stat::Capacity, entries as i64);
-        let registration = Registration::new(module, Mmap3Provider { cache })?;
-        pr_info!(
-            "loaded, cache of {} entries of {} bytes\n",
-            entries,
-            core::mem::size_of::<cache::Set>() / cache::WAYS
-        );
-        Ok(Mmap3 {
-            _registration: registration,
-            _superblocks: superblocks,
-            _debugfs: debugfs,
+impl InPlaceModule for Mmap3 {
+    fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(Mmap3 {
+            _stats <- stats::new()?,
+            _superblocks: Superblocks::new()?,
+            registration <- Registration::new(module, Mmap3Provider::new()?),
+        })
+        .pin_chain(|mmap3| {
+            pr_info!(
+                "loaded, cache of {} entries of {} bytes\n",
+                mmap3.registration.provider().cache.capacity(),
+                core::mem::size_of::<cache::Set>() / cache::WAYS
+            );
+            Ok(())
         })
     }
 }
 
-impl Drop for Mmap3 {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl PinnedDrop for Mmap3 {
+    fn drop(self: Pin<&mut Self>) {
         pr_info!("unloaded\n");
     }
 }
