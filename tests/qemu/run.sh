@@ -68,23 +68,6 @@ boot() {
 	set -e
 }
 boot
-# QEMU 7.2's multi-threaded TCG sometimes runs a stale int3 that the
-# kernel's text patching (static keys, flipped at boot and whenever perf
-# events come and go) had already removed: "Oops: int3" at a static-key
-# site, seen in 4 of 162 boots of the test and debug kernels on SMP
-# guests; with the test kernel of the cache tests (ext4, Btrfs, ...) 5 of
-# about 30 boots on one day, always at __schedule+0x323, twice in a row
-# once. Nothing of ours writes int3; the debug kernel has no jump labels
-# since (kernel/debug.config). Such a run is kept (console.int3.log,
-# console.int3-2.log) and booted again, up to two more times; a third one
-# fails like any oops.
-for again in 1 2; do
-	grep -q 'Oops: int3' "$logs/console.log" || break
-	mv "$logs/console.log" "$logs/console.int3-$again.log"
-	mv "$logs/tests.log" "$logs/tests.int3-$again.log"
-	log "the guest hit a stale int3 (TCG cross-modifying code; $logs/console.int3-$again.log): booting again"
-	boot
-done
 rm -f "$logs/initramfs.cpio.gz"
 
 # Results, one test binary at a time (begin/end markers from the script).
