@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# `make check-patches`: both series as a maintainer would check them.
+# `make check-patches`: the series as a maintainer would check them.
 #   1. scripts/checkpatch.sh: patches/0004 is up to date with tests/kselftest,
-#      and checkpatch.pl --strict on every patch;
-#   2. git am of patches/, then patches/perf/, onto a clean worktree of
-#      mmap3-base, building the kernel (same config as the test kernel,
-#      LLVM=1) after each kernel patch and perf after each perf patch.
+#      and checkpatch.pl --strict on every patch of both kernel series and
+#      the perf series;
+#   2. git am of the kernel series of $MMAP3_KVER (patches/ for 7.3,
+#      patches/6.12/ and the selftests patch for 6.12) onto a clean worktree
+#      of its mmap3-base, building the kernel (same config as the test
+#      kernel, LLVM=1) after each patch; then, when $MMAP3_KVER is the
+#      version the perf series is written against ($PERF_KVER), the perf
+#      series, building perf after each patch.
 # The worktree and the build directory are this checkout's
-# ($MMAP3_WORK/check-patches); the build directory is kept, so a second run
-# is incremental. scripts/kernel.sh is run for the tree, the base tag and the
-# config; it applies the kernel series only (perf is built by
-# scripts/perf.sh from a worktree of its own).
+# ($MMAP3_WORK/check-patches, -7.3 for 7.3); the build directory is kept, so
+# a second run is incremental. scripts/kernel.sh is run for the tree, the
+# base tag and the config; it applies the kernel series only (perf is built
+# by scripts/perf.sh from a worktree of its own).
 . "$(dirname "$0")/lib.sh"
 
 "$MMAP3_ROOT/scripts/kernel.sh"	# the tree, the base tag and the config
 
 "$MMAP3_ROOT/scripts/checkpatch.sh"
 
-mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
-mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
+mapfile -t kpatches < <(kseries "$MMAP3_KVER")
+ppatches=()
+if [ "$MMAP3_KVER" = "$PERF_KVER" ]; then
+	mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
+else
+	log "the perf series is against $PERF_KVER: only the kernel series is applied to $MMAP3_KVER"
+fi
 patches=("${kpatches[@]}" "${ppatches[@]}")
 
-wt=$MMAP3_WORK/check-patches/src
-obj=$MMAP3_WORK/check-patches/build
+wt=$MMAP3_WORK/check-patches$KTAG/src
+obj=$MMAP3_WORK/check-patches$KTAG/build
 git -C "$KSRC" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
 git -C "$KSRC" worktree prune
 mkdir -p "$(dirname "$wt")" "$obj/perf"
@@ -45,4 +54,4 @@ for p in "${patches[@]}"; do
 	fi
 done
 git -C "$KSRC" worktree remove --force "$wt"
-log "all ${#patches[@]} patches apply to mmap3-base and build one by one; checkpatch --strict: above"
+log "all ${#patches[@]} patches apply to mmap3-base of $KSRC and build one by one; checkpatch --strict: above"

@@ -4,7 +4,7 @@
 # against the cached kernel as its headers (scripts/kernel.sh), then check
 # with depmod that every symbol it needs is exported by that kernel.
 #
-# Everything lives in a private dkms tree, $MMAP3_WORK/dkms-$MMAP3_KERNEL:
+# Everything lives in a private dkms tree, $MMAP3_WORK/dkms-$MMAP3_BUILD:
 # the source as dkms expects it (source/mmap3-<version>), dkms's tree
 # (tree/), the install tree (lib/modules/<kernel>/updates/dkms); /usr/src,
 # /var/lib/dkms and /lib/modules are not touched. The installed module is
@@ -16,7 +16,7 @@
 command -v dkms >/dev/null || die "dkms not found (scripts/deps.sh installs it)"
 [ -f "$KOBJ/.mmap3-key" ] || die "no kernel in $KOBJ: run scripts/kernel.sh"
 
-d=$MMAP3_WORK/dkms-$MMAP3_KERNEL
+d=$MMAP3_WORK/dkms-$MMAP3_BUILD
 krel=$(cat "$KOBJ/include/config/kernel.release")
 ver=$(sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$MMAP3_ROOT/dkms.conf")
 [ -n "$ver" ] || die "dkms.conf: no PACKAGE_VERSION"

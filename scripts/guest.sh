@@ -20,13 +20,13 @@ make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 	KHDR_INCLUDES="-isystem $KOBJ/usr/include" >&2
 gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
-cp "$MMAP3_WORK/module-$MMAP3_KERNEL/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
+cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/tests/qemu/smp4.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" \
 	"$MMAP3_ROOT/tests/qemu/kselftest.sh" "$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # The second MMAP3 provider of mmap3_lifecycle, a C module, in a copy as
 # scripts/module.sh builds the module (the repository stays clean).
 log "building the selftests' second provider (tests/kselftest/mmap3_provider)"
-prov=$MMAP3_WORK/provider-$MMAP3_KERNEL
+prov=$MMAP3_WORK/provider-$MMAP3_BUILD
 mkdir -p "$prov" "$guest/mmap3_provider"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$MMAP3_ROOT/tests/kselftest/mmap3_provider/" "$prov/"
@@ -54,7 +54,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
-dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL
+dkms=$MMAP3_WORK/dkms-$MMAP3_BUILD
 if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then
 	cp "$dkms/mmap3-dkms.ko" "$dkms/mmap3-dkms.version" "$guest/"
 fi

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build the patched, Rust-enabled kernel into the cache ($MMAP3_KERNEL picks
-# the variant, see scripts/lib.sh):
-#   1. unpack Debian's linux-source-6.12 into $KSRC and make it a git
-#      repository whose first commit is tagged mmap3-base;
-#   2. apply patches/*.patch (the kernel series) with git am on branch
-#      mmap3; the perf series (patches/perf/) is not applied here, so that
-#      changing it does not rebuild the kernel: scripts/perf.sh builds perf
-#      in a worktree of its own;
+# Build the patched, Rust-enabled kernel into the cache ($MMAP3_KVER picks
+# the version, $MMAP3_KERNEL the variant, see scripts/lib.sh):
+#   1. unpack Debian's linux-source-$MMAP3_KVER into $KSRC, a git repository
+#      whose first commit is tagged mmap3-base (scripts/kernel-source.sh);
+#   2. apply the version's kernel series (patches/*.patch for 7.3,
+#      patches/6.12/*.patch for 6.12) with git am on branch mmap3; the perf
+#      series (patches/perf/) is not applied here, so that changing it does
+#      not rebuild the kernel: scripts/perf.sh builds perf in a worktree of
+#      its own;
 #   3. configure O=$KOBJ from tinyconfig + the variant's fragments, LLVM=1;
 #   4. build bzImage and modules.
 # Each step is skipped when its inputs have not changed (the stamp files hold
@@ -16,39 +17,23 @@
 
 "$MMAP3_ROOT/scripts/deps.sh"
 
-kver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-[ "$kver" = "$KVER_PIN" ] || log "note: building linux-source-6.12 $kver, not the pinned $KVER_PIN"
-
 # 1. Unpack.
-if [ "$(cat "$KSRC/.git/mmap3-version" 2>/dev/null)" != "$kver" ]; then
-	log "unpacking linux-source-6.12 $kver into $KSRC (about a minute)"
-	rm -rf "$KSRC" "$KSRC.tmp" "$KOBJ"
-	mkdir -p "$KSRC.tmp"
-	tar -C "$KSRC.tmp" -xf "$KSRC_TARBALL"
-	mv "$KSRC.tmp/linux-source-6.12" "$KSRC"
-	rmdir "$KSRC.tmp"
-	log "making $KSRC a git repository (base commit mmap3-base)"
-	git -C "$KSRC" init -q -b mmap3
-	git -C "$KSRC" add -A -f   # -f: Debian's .gitignore ignores the top level
-	git -C "$KSRC" -c user.name=mmap3 -c user.email=mmap3@localhost \
-		commit -q -m "Debian linux-source-6.12 $kver"
-	git -C "$KSRC" tag -f mmap3-base >/dev/null
-	echo "$kver" >"$KSRC/.git/mmap3-version"
-fi
+"$MMAP3_ROOT/scripts/kernel-source.sh" "$MMAP3_KVER"
+kver=$(cat "$KSRC/.git/mmap3-version")
 
 # 2. Apply the series.
 shopt -s nullglob
-mapfile -t patches < <(image_series "$MMAP3_ROOT/patches")
+mapfile -t patches < <(image_series "$MMAP3_KVER")
 phash=$(hash_of "${patches[@]}" /dev/null)
 if [ "$(cat "$KSRC/.git/mmap3-patches" 2>/dev/null)" != "$phash" ]; then
-	log "applying ${#patches[@]} patches from patches/ to mmap3-base"
+	log "applying ${#patches[@]} patches from ${KPATCHES#"$MMAP3_ROOT"/}/ to mmap3-base of $KSRC"
 	git -C "$KSRC" am --abort >/dev/null 2>&1 || true
 	git -C "$KSRC" checkout -q -f -B mmap3 mmap3-base
 	git -C "$KSRC" clean -q -fdx
 	if [ ${#patches[@]} -gt 0 ]; then
 		git -C "$KSRC" -c user.name=mmap3 -c user.email=mmap3@localhost \
 			am -q --whitespace=nowarn "${patches[@]}" ||
-			die "patches/ does not apply to mmap3-base (see git -C $KSRC am --show-current-patch)"
+			die "${KPATCHES#"$MMAP3_ROOT"/}/ does not apply to mmap3-base (see git -C $KSRC am --show-current-patch)"
 	fi
 	echo "$phash" >"$KSRC/.git/mmap3-patches"
 fi

@@ -6,45 +6,93 @@
 
 set -euo pipefail
 
+log() { printf '[mmap3] %s\n' "$*" >&2; }
+die() { printf '[mmap3] error: %s\n' "$*" >&2; exit 1; }
+
 MMAP3_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MMAP3_CACHE=${MMAP3_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mmap3}
 
-# The kernel the series is written against (DESIGN.md).
-KVER_PIN=6.12.117-1~deb12u1
-KSRC_TARBALL=/usr/src/linux-source-6.12.tar.xz
-KSRC=$MMAP3_CACHE/linux-source-6.12        # git repository, patches applied
+# Which kernel (MMAP3_KVER):
+#   7.3   Debian's linux-source-7.3 (trixie-backports, fetched into the
+#         cache by scripts/kernel-source.sh, never installed), with the
+#         series of patches/: the upstream-facing series (the default);
+#   6.12  Debian's linux-source-6.12 (installed by scripts/deps.sh), with
+#         the series' backport in patches/6.12/ (its cover letter says what
+#         differs) and the selftests patch of patches/, which applies to both.
+# Each version has its own source tree and build directories, so switching
+# does not rebuild the other one; 6.12's keep the names they had before 7.3.
+MMAP3_KVER=${MMAP3_KVER:-7.3}
+# kver_pin VER: the Debian version of linux-source-VER the series is
+# written against (DESIGN.md); a newer one is taken, with a log line, when
+# that one is no longer served.
+kver_pin() {
+	case "$1" in
+	7.3) echo 7.3.4-1~bpo13+1 ;;
+	6.12) echo 6.12.117-1~deb12u1 ;;
+	*) die "MMAP3_KVER must be 7.3 or 6.12, not $1" ;;
+	esac
+}
+# ksrc VER: the git repository of linux-source-VER (tag mmap3-base; branch
+# mmap3 with the kernel series applied), made by scripts/kernel-source.sh.
+ksrc() { echo "$MMAP3_CACHE/linux-source-$1"; }
+# kpatches VER: the folder of VER's kernel series.
+kpatches() {
+	case "$1" in
+	7.3) echo "$MMAP3_ROOT/patches" ;;
+	6.12) echo "$MMAP3_ROOT/patches/6.12" ;;
+	*) die "MMAP3_KVER must be 7.3 or 6.12, not $1" ;;
+	esac
+}
+# ktag VER: the suffix of what is built for VER: none for 6.12.
+ktag() { [ "$1" = 6.12 ] || echo "-$1"; }
+KVER_PIN=$(kver_pin "$MMAP3_KVER")
+KSRC=$(ksrc "$MMAP3_KVER")
+KPATCHES=$(kpatches "$MMAP3_KVER")
+# The selftests patch, generated from tests/kselftest against
+# $SELFTESTS_KVER (scripts/selftests-patch.sh): one file for both series.
+SELFTESTS_PATCH=$MMAP3_ROOT/patches/0004-selftests-perf_events-Add-MMAP3-tests.patch
+SELFTESTS_KVER=7.3
+KTAG=$(ktag "$MMAP3_KVER")
 
 # Which kernel the scripts build and boot (MMAP3_KERNEL):
-#   test      the series, tinyconfig + kernel/mmap3.config (the default);
-#   debug     the same + kernel/debug.config (KASAN, lockdep, kmemleak,
+#   test      the series, tinyconfig + configs/mmap3.config and
+#             configs/$MMAP3_KVER.config (the default);
+#   debug     the same + configs/debug.config (KASAN, lockdep, kmemleak,
 #             PREEMPT, fault injection, ...);
-#   kcsan     the same + kernel/kcsan.config (the data race detector, which
+#   kcsan     the same + configs/kcsan.config (the data race detector, which
 #             excludes KASAN);
 #   upstream  no series (a worktree at mmap3-base): the benchmarks' baseline.
 MMAP3_KERNEL=${MMAP3_KERNEL:-test}
-KCONFIG_FRAGMENTS=("$MMAP3_ROOT/kernel/mmap3.config")
+KCONFIG_FRAGMENTS=("$MMAP3_ROOT/configs/mmap3.config" "$MMAP3_ROOT/configs/$MMAP3_KVER.config")
 case "$MMAP3_KERNEL" in
-test) KOBJ=$MMAP3_CACHE/kernel-build ;;
+test) KOBJ=$MMAP3_CACHE/kernel-build$KTAG ;;
 debug)
-	KOBJ=$MMAP3_CACHE/kernel-debug
-	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/kernel/debug.config")
+	KOBJ=$MMAP3_CACHE/kernel-debug$KTAG
+	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/configs/debug.config")
 	;;
 kcsan)
-	KOBJ=$MMAP3_CACHE/kernel-kcsan
-	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/kernel/kcsan.config")
+	KOBJ=$MMAP3_CACHE/kernel-kcsan$KTAG
+	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/configs/kcsan.config")
 	;;
-upstream) KOBJ=$MMAP3_CACHE/kernel-upstream ;;
+upstream) KOBJ=$MMAP3_CACHE/kernel-upstream$KTAG ;;
 *) printf 'MMAP3_KERNEL must be test, debug, kcsan or upstream\n' >&2; exit 1 ;;
 esac
+# What is built from this checkout for this kernel and variant (module,
+# second provider, dkms tree): module-$MMAP3_BUILD and so on.
+MMAP3_BUILD=$MMAP3_KERNEL$KTAG
 # What is built from this checkout (module, guest files): one directory per
 # checkout, so that two checkouts can test side by side on one kernel.
 MMAP3_WORK=$MMAP3_CACHE/work/$(printf '%s' "$MMAP3_ROOT" | sha256sum | cut -c1-8)
 
-# perf (scripts/perf.sh), per checkout like the module: its source tree, a
-# worktree of $KSRC at mmap3-base with this checkout's kernel series and perf
-# series as commits, and the builds from it (the patched perf; with
-# --asan, the same built with AddressSanitizer for the host tests) and of
-# upstream's perf from $UPSTREAM_SRC (MMAP3_KERNEL=upstream).
+# perf (scripts/perf.sh), per checkout like the module, and one perf for
+# both kernels (it runs on either): built from the tree of PERF_KVER, the
+# version the perf series (patches/perf/) is written against. Its source
+# tree, a worktree of $(ksrc $PERF_KVER) at mmap3-base with that version's
+# kernel series and the perf series as commits, and the builds from it (the
+# patched perf; with --asan, the same built with AddressSanitizer for the
+# host tests) and of upstream's perf from $(upstream_src $PERF_KVER)
+# (MMAP3_KERNEL=upstream).
+PERF_KVER=6.12
 PERF_SRC=$MMAP3_WORK/linux-perf
 PERF_BUILD=$MMAP3_WORK/perf-build
 PERF_ASAN_BUILD=$MMAP3_WORK/perf-asan
@@ -66,9 +114,6 @@ JOBS=${JOBS:-$(nproc)}
 
 mkdir -p "$MMAP3_CACHE"
 
-log() { printf '[mmap3] %s\n' "$*" >&2; }
-die() { printf '[mmap3] error: %s\n' "$*" >&2; exit 1; }
-
 # hash_of FILE... : one stable hash over the named files' names and contents.
 hash_of() {
 	local f
@@ -86,27 +131,43 @@ series() {
 	done
 }
 
-# image_series DIR: the patches of DIR's series that change the kernel
-# itself: any file outside tools/testing/selftests/ and MAINTAINERS. The
-# selftests patch is left to scripts/kselftest-install.sh, so that a change
-# of a test does not rebuild the kernel.
+# kseries VER: VER's kernel series in order, without its cover letter: the
+# patches of its folder, then the selftests patch when the folder holds
+# none of its own (patches/6.12/ takes patches/'s).
+kseries() {
+	local dir
+	dir=$(kpatches "$1")
+	series "$dir"
+	[ -e "$dir/${SELFTESTS_PATCH##*/}" ] || echo "$SELFTESTS_PATCH"
+}
+
+# image_series VER: the patches of VER's kernel series that change the
+# kernel itself: any file outside tools/testing/selftests/ and MAINTAINERS.
+# The selftests patch is left to scripts/kselftest-install.sh, so that a
+# change of a test does not rebuild the kernel.
 image_series() {
 	local p
-	for p in $(series "$1"); do
+	for p in $(kseries "$1"); do
 		grep '^diff --git a/' "$p" |
 			grep -qvE '^diff --git a/(tools/testing/selftests/|MAINTAINERS )' && echo "$p"
 	done
 	return 0
 }
 
-# upstream_worktree: $MMAP3_CACHE/linux-upstream, a worktree of $KSRC at
-# mmap3-base (no series), made or reset when it is not there.
-UPSTREAM_SRC=$MMAP3_CACHE/linux-upstream
+# upstream_src VER: $MMAP3_CACHE/linux-upstream (6.12; -7.3 for 7.3), a
+# worktree of VER's tree at mmap3-base: no series.
+upstream_src() { echo "$MMAP3_CACHE/linux-upstream$(ktag "$1")"; }
+UPSTREAM_SRC=$(upstream_src "$MMAP3_KVER")
+# upstream_worktree [VER]: make or reset upstream_src VER (default
+# $MMAP3_KVER) when it is not at mmap3-base.
 upstream_worktree() {
-	if [ "$(git -C "$UPSTREAM_SRC" rev-parse HEAD 2>/dev/null)" != "$(git -C "$KSRC" rev-parse mmap3-base)" ]; then
-		log "making the upstream worktree $UPSTREAM_SRC (mmap3-base)"
-		rm -rf "$UPSTREAM_SRC"
-		git -C "$KSRC" worktree prune
-		git -C "$KSRC" worktree add -q --detach "$UPSTREAM_SRC" mmap3-base
+	local ver=${1:-$MMAP3_KVER} src dir
+	src=$(ksrc "$ver")
+	dir=$(upstream_src "$ver")
+	if [ "$(git -C "$dir" rev-parse HEAD 2>/dev/null)" != "$(git -C "$src" rev-parse mmap3-base)" ]; then
+		log "making the upstream worktree $dir (mmap3-base)"
+		rm -rf "$dir"
+		git -C "$src" worktree prune
+		git -C "$src" worktree add -q --detach "$dir" mmap3-base
 	fi
 }

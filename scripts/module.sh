@@ -6,7 +6,7 @@
 # differences, or on `unsafe` outside rust/.
 . "$(dirname "$0")/lib.sh"
 
-out=$MMAP3_WORK/module-$MMAP3_KERNEL
+out=$MMAP3_WORK/module-$MMAP3_BUILD
 mkdir -p "$out"
 rsync -a --delete --exclude target --exclude '*.o' --exclude '*.ko' \
 	--exclude '.*.cmd' "$MMAP3_ROOT"/{Kbuild,Makefile,dkms.conf,src,rust} "$out/"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Build perf (tools/perf) for this checkout:
-#   $PERF_SRC ($MMAP3_WORK/linux-perf)   the source: a worktree of $KSRC at
-#                                        mmap3-base plus this checkout's
-#                                        patches/*.patch (the kernel series,
-#                                        which also updates tools/include)
-#                                        and patches/perf/*.patch, one
-#                                        commit per patch;
+# Build perf (tools/perf) for this checkout, one for both kernels: from the
+# tree of $PERF_KVER, the version the perf series is written against
+# (scripts/lib.sh), whatever MMAP3_KVER says:
+#   $PERF_SRC ($MMAP3_WORK/linux-perf)   the source: a worktree of that
+#                                        tree at mmap3-base plus this
+#                                        checkout's kernel series of that
+#                                        version (which also updates
+#                                        tools/include) and
+#                                        patches/perf/*.patch, one commit
+#                                        per patch;
 #   $PERF_BUILD/perf                     perf built from it;
 #   $PERF_BUILD/guest/                   a copy to put in the guest: perf,
 #                                        lib/ with the shared libraries it
@@ -20,11 +23,11 @@
 #                                        AddressSanitizer, into
 #                                        $PERF_ASAN_BUILD (host tests only).
 # With MMAP3_KERNEL=upstream: perf without any series, from the worktree of
-# mmap3-base ($MMAP3_CACHE/linux-upstream), into $PERF_UPSTREAM_BUILD: what
+# mmap3-base ($(upstream_src $PERF_KVER)), into $PERF_UPSTREAM_BUILD: what
 # a user's older perf does.
 #
-# The shared tree $KSRC and the kernel build do not depend on the perf
-# series: scripts/kernel.sh applies only patches/*.patch there, and a change
+# The shared kernel tree and the kernel build do not depend on the perf
+# series: scripts/kernel.sh applies only the kernel series there, and a change
 # of a perf patch rebuilds perf only. The commits of $PERF_SRC are made with
 # git apply --cached on a scratch index, with fixed dates, so that the same
 # patches give the same commits, and checking out new ones touches only
@@ -45,12 +48,13 @@ case "${1:-}" in
 *) die "usage: scripts/perf.sh [--asan]" ;;
 esac
 
-mapfile -t kpatches < <(series "$MMAP3_ROOT/patches")
+perf_ksrc=$(ksrc "$PERF_KVER")
+mapfile -t kpatches < <(kseries "$PERF_KVER")
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 case "$MMAP3_KERNEL" in
 upstream)
 	[ "$asan" = 0 ] || die "--asan builds the patched perf only"
-	src=$UPSTREAM_SRC
+	src=$(upstream_src "$PERF_KVER")
 	out=$PERF_UPSTREAM_BUILD
 	inputs=("$0" "$MMAP3_ROOT/scripts/lib.sh")
 	;;
@@ -68,40 +72,39 @@ if [ "$(cat "$out/.mmap3-key" 2>/dev/null)" = "$key" ] && [ -x "$out/perf" ]; th
 fi
 
 "$MMAP3_ROOT/scripts/deps.sh"
-git -C "$KSRC" rev-parse -q --verify mmap3-base >/dev/null ||
-	die "no kernel repository at $KSRC: run scripts/kernel.sh"
+"$MMAP3_ROOT/scripts/kernel-source.sh" "$PERF_KVER"
 
 # perf_commit: the commit of mmap3-base + the kernel series + the perf
 # series, made without a worktree (a scratch index), printed.
 perf_commit() {
 	local idx head p tree
 	idx=$(mktemp "$MMAP3_WORK/perf-index.XXXXXX")
-	head=$(git -C "$KSRC" rev-parse mmap3-base)
-	GIT_INDEX_FILE=$idx git -C "$KSRC" read-tree "$head"
+	head=$(git -C "$perf_ksrc" rev-parse mmap3-base)
+	GIT_INDEX_FILE=$idx git -C "$perf_ksrc" read-tree "$head"
 	for p in "${kpatches[@]}" "${ppatches[@]}"; do
-		GIT_INDEX_FILE=$idx git -C "$KSRC" apply --cached --whitespace=nowarn "$p" ||
+		GIT_INDEX_FILE=$idx git -C "$perf_ksrc" apply --cached --whitespace=nowarn "$p" ||
 			{ rm -f "$idx"; die "${p#"$MMAP3_ROOT"/} does not apply (onto mmap3-base and the patches before it)"; }
-		tree=$(GIT_INDEX_FILE=$idx git -C "$KSRC" write-tree)
+		tree=$(GIT_INDEX_FILE=$idx git -C "$perf_ksrc" write-tree)
 		head=$(GIT_AUTHOR_NAME=mmap3 GIT_AUTHOR_EMAIL=mmap3@localhost \
 			GIT_COMMITTER_NAME=mmap3 GIT_COMMITTER_EMAIL=mmap3@localhost \
 			GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000' \
-			git -C "$KSRC" commit-tree "$tree" -p "$head" -m "${p##*/}")
+			git -C "$perf_ksrc" commit-tree "$tree" -p "$head" -m "${p##*/}")
 	done
 	rm -f "$idx"
 	echo "$head"
 }
 
 if [ "$MMAP3_KERNEL" = upstream ]; then
-	upstream_worktree
+	upstream_worktree "$PERF_KVER"
 else
 	mkdir -p "$MMAP3_WORK"
 	commit=$(perf_commit)
 	if [ "$(git -C "$PERF_SRC" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" != \
-	     "$(git -C "$KSRC" rev-parse --path-format=absolute --git-common-dir)" ]; then
-		log "making the perf tree $PERF_SRC (a worktree of $KSRC)"
+	     "$(git -C "$perf_ksrc" rev-parse --path-format=absolute --git-common-dir)" ]; then
+		log "making the perf tree $PERF_SRC (a worktree of $perf_ksrc)"
 		rm -rf "$PERF_SRC"
-		git -C "$KSRC" worktree prune
-		git -C "$KSRC" worktree add -q --detach "$PERF_SRC" "$commit"
+		git -C "$perf_ksrc" worktree prune
+		git -C "$perf_ksrc" worktree add -q --detach "$PERF_SRC" "$commit"
 	elif [ "$(git -C "$PERF_SRC" rev-parse HEAD)" != "$commit" ] ||
 	     [ -n "$(git -C "$PERF_SRC" status --porcelain --untracked-files=no)" ]; then
 		log "checking out the perf tree $PERF_SRC: mmap3-base + ${#kpatches[@]} kernel + ${#ppatches[@]} perf patches"

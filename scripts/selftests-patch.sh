@@ -4,24 +4,27 @@
 #
 #   scripts/selftests-patch.sh [OUT]
 #
-# writes patches/0004-selftests-perf_events-Add-MMAP3-tests.patch (or OUT):
-# tests/kselftest's sources, fixtures.py and second provider module
-# (mmap3_provider/) copied as they are into
-# tools/testing/selftests/perf_events/ of mmap3-base, whose Makefile gets
+# writes patches/0004-selftests-perf_events-Add-MMAP3-tests.patch (or OUT),
+# against 7.3 and for both series (it applies to 6.12 as it is: the
+# perf_events selftests are the same there): tests/kselftest's sources,
+# fixtures.py and second provider module (mmap3_provider/) copied as they
+# are into tools/testing/selftests/perf_events/ of 7.3's mmap3-base
+# ($SELFTESTS_KVER, scripts/lib.sh), whose Makefile gets
 # the programs, the fixtures and the module directory, whose config and
-# .gitignore get their lines, and whose settings becomes tests/kselftest's. tests/kselftest stays the one
-# source: scripts/check-patches.sh regenerates the patch and fails when it
-# differs from the committed one. The patch may touch nothing but
-# tools/testing/selftests and MAINTAINERS (it does not change the kernel
-# image); this checks that too. Needs the kernel tree (scripts/kernel.sh), only reads it.
+# .gitignore get their lines, and whose settings becomes tests/kselftest's.
+# tests/kselftest stays the one source: scripts/checkpatch.sh regenerates
+# the patch and fails when it differs from the committed one. The patch may
+# touch nothing but tools/testing/selftests and MAINTAINERS (it does not
+# change the kernel image); this checks that too. Fetches the 7.3 tree when
+# it is not there (scripts/kernel-source.sh), and only reads it.
 . "$(dirname "$0")/lib.sh"
 
-name=0004-selftests-perf_events-Add-MMAP3-tests.patch
-out=${1:-$MMAP3_ROOT/patches/$name}
+name=${SELFTESTS_PATCH##*/}
+out=${1:-$SELFTESTS_PATCH}
 src=$MMAP3_ROOT/tests/kselftest
 dir=tools/testing/selftests/perf_events
-git -C "$KSRC" rev-parse -q --verify mmap3-base >/dev/null ||
-	die "no $KSRC with the tag mmap3-base: run scripts/kernel.sh"
+"$MMAP3_ROOT/scripts/kernel-source.sh" "$SELFTESTS_KVER"
+base=$(ksrc "$SELFTESTS_KVER")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -30,7 +33,7 @@ export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EM
 export GIT_AUTHOR_DATE="Mon, 30 Nov 2026 02:04:27 +0000" GIT_COMMITTER_DATE="Mon, 30 Nov 2026 02:04:27 +0000"
 g() { git -C "$tmp" -c core.autocrlf=false -c diff.algorithm=myers "$@"; }
 
-git -C "$KSRC" archive mmap3-base "$dir" MAINTAINERS | tar -x -C "$tmp"
+git -C "$base" archive mmap3-base "$dir" MAINTAINERS | tar -x -C "$tmp"
 g init -q
 g add -A
 g commit -q -m base
