@@ -12,8 +12,11 @@
 #                       PREEMPT, fault injection)
 #   make test-kcsan     the same on the KCSAN kernel (data races)
 #   make kernel         only build the patched kernel into the cache
-#   make check-patches  apply patches/ to a clean tree, build after each patch,
-#                       run checkpatch.pl --strict
+#   make check-patches  apply the kernel series to a clean tree, build after
+#                       each patch, run checkpatch.pl --strict
+#
+# MMAP3_KVER=6.12 (for any of them) takes Linux 6.12 and patches/6.12/
+# instead of Linux 7.3 and patches/.
 #   make rust-analyzer  rust-project.json for editors, against KDIR (or, when
 #                       the running kernel has no build directory, the
 #                       kernel of make test)

@@ -4,6 +4,9 @@
 # rustup's rust-src and bindgen-cli. Safe to run again; does nothing then.
 . "$(dirname "$0")/lib.sh"
 
+# linux-source-6.12: the 6.12 kernel, and the tree perf is built from for
+# both kernels (scripts/lib.sh); linux-source-7.3 is not a bookworm package:
+# scripts/kernel-source.sh downloads it.
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms

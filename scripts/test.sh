@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make test`: every test of the project, and one summary line.
-#   1. the patched kernel (scripts/kernel.sh; cached),
-#   2. checkpatch.pl --strict on both series (scripts/checkpatch.sh), the
+#   1. the patched kernel of $MMAP3_KVER (scripts/kernel.sh; cached),
+#   2. checkpatch.pl --strict on the kernel series, its 6.12 backport and
+#      the perf series (scripts/checkpatch.sh), the
 #      module with CLIPPY=1, rustfmt (scripts/module.sh),
 #   3. the module built and installed by dkms (scripts/dkms-test.sh),
 #      perf with the MMAP3 series (scripts/perf.sh), how an unpatched
