@@ -7,16 +7,18 @@
 # maintainer runs it, on the kernel series (patches/) and its backport
 # (patches/6.12/): any ERROR, WARNING or CHECK fails them; the perf series
 # fails on an ERROR (its cover letter justifies the warnings it keeps).
-# checkpatch.pl runs in a scratch directory: it leaves its CamelCase cache
-# (.checkpatch-camelcase.*) in the current one. Fetches the 7.3 tree when it
-# is not there (scripts/kernel-source.sh).
+# checkpatch.pl runs at the top of the 7.3 tree, as in a maintainer's tree:
+# it seeds its CamelCase check from the tree's include/ and leaves its cache
+# of that (.checkpatch-camelcase.*) there, in the current directory, not in
+# this repository. Fetches the 7.3 tree when it is not there
+# (scripts/kernel-source.sh).
 . "$(dirname "$0")/lib.sh"
 
 "$MMAP3_ROOT/scripts/kernel-source.sh" 7.3
-checkpatch_pl=$(ksrc 7.3)/scripts/checkpatch.pl
+tree=$(ksrc 7.3)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-checkpatch() { (cd "$scratch" && "$checkpatch_pl" "$@"); }
+checkpatch() { (cd "$tree" && scripts/checkpatch.pl "$@"); }
 
 # patches/0004 (the selftests) is generated from tests/kselftest, and
 # touches nothing of the kernel image: scripts/selftests-patch.sh checks
