@@ -54,7 +54,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
-dkms=$MMAP3_WORK/dkms-$MMAP3_BUILD
+dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL/$(cat "$KOBJ/include/config/kernel.release")
 if [ -f "$dkms/mmap3-dkms.ko" ] && [ "$dkms/mmap3-dkms.ko" -nt "$KOBJ/vmlinux" ]; then
 	cp "$dkms/mmap3-dkms.ko" "$dkms/mmap3-dkms.version" "$guest/"
 fi

@@ -64,18 +64,17 @@ KTAG=$(ktag "$MMAP3_KVER")
 #   upstream  no series (a worktree at mmap3-base): the benchmarks' baseline.
 MMAP3_KERNEL=${MMAP3_KERNEL:-test}
 KCONFIG_FRAGMENTS=("$MMAP3_ROOT/configs/mmap3.config" "$MMAP3_ROOT/configs/$MMAP3_KVER.config")
+# kobj VER: the build directory of VER's kernel of this variant.
+kobj() {
+	case "$MMAP3_KERNEL" in
+	test) echo "$MMAP3_CACHE/kernel-build$(ktag "$1")" ;;
+	debug | kcsan | upstream) echo "$MMAP3_CACHE/kernel-$MMAP3_KERNEL$(ktag "$1")" ;;
+	*) die "MMAP3_KERNEL must be test, debug, kcsan or upstream, not $MMAP3_KERNEL" ;;
+	esac
+}
+KOBJ=$(kobj "$MMAP3_KVER")
 case "$MMAP3_KERNEL" in
-test) KOBJ=$MMAP3_CACHE/kernel-build$KTAG ;;
-debug)
-	KOBJ=$MMAP3_CACHE/kernel-debug$KTAG
-	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/configs/debug.config")
-	;;
-kcsan)
-	KOBJ=$MMAP3_CACHE/kernel-kcsan$KTAG
-	KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/configs/kcsan.config")
-	;;
-upstream) KOBJ=$MMAP3_CACHE/kernel-upstream$KTAG ;;
-*) printf 'MMAP3_KERNEL must be test, debug, kcsan or upstream\n' >&2; exit 1 ;;
+debug | kcsan) KCONFIG_FRAGMENTS+=("$MMAP3_ROOT/configs/$MMAP3_KERNEL.config") ;;
 esac
 # What is built from this checkout for this kernel and variant (module,
 # second provider, dkms tree): module-$MMAP3_BUILD and so on.

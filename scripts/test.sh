@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make test`: every test of the project, and one summary line.
-#   1. the patched kernel of $MMAP3_KVER (scripts/kernel.sh; cached),
+# On the kernel of $MMAP3_KVER when it is given; as typed (`make test`),
+# everything on 7.3 and, on 6.12 LTS, the module's build, its dkms build,
+# and the whole kselftest suite (which holds the ABI test without a
+# provider and the module's load and unload), the kselftest way:
+#   1. the patched kernels (scripts/kernel.sh; cached),
 #   2. checkpatch.pl --strict on the kernel series, its 6.12 backport and
 #      the perf series (scripts/checkpatch.sh), the
-#      module with CLIPPY=1, rustfmt (scripts/module.sh),
-#   3. the module built and installed by dkms (scripts/dkms-test.sh),
+#      module with CLIPPY=1, rustfmt (scripts/module.sh), for each kernel,
+#   3. the module built and installed by dkms for each kernel
+#      (scripts/dkms-test.sh),
 #      perf with the MMAP3 series (scripts/perf.sh), how an unpatched
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host), and
 #      crafted MMAP3 records read by the patched perf built with ASan
@@ -15,23 +20,38 @@
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
 #      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh);
-#   6. on the test kernel, the selftests as the kernel series has them
-#      (patches/0004), installed
+#   6. on the test kernels, the selftests as the kernel series has them
+#      (patches/0004), with the kernel's own perf_events selftests, installed
 #      with `make -C tools/testing/selftests TARGETS=perf_events install`
 #      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is
 # named in the last lines. Ends with "N passed, N failed, N skipped" over
 # the tests; exits non-zero on any failure.
+kvers=${MMAP3_KVER:-}
 . "$(dirname "$0")/lib.sh"
+
+# The kernels: $MMAP3_KVER's, and 6.12 LTS beside 7.3 when none is given.
+lts=()
+[ -n "$kvers" ] || [ "$MMAP3_KERNEL" != test ] || lts=(6.12)
+kvers=("$MMAP3_KVER" "${lts[@]}")
 
 passed=0 failed=0 skipped=0 failed_steps=()
 count() { passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $3)); }
-step() { "$MMAP3_ROOT/scripts/$1" || failed_steps+=("$1"); }
+# step [VER] SCRIPT [ARG...]: a build step, on VER's kernel when given.
+step() {
+	local kv=$MMAP3_KVER
+	case "$1" in [0-9]*) kv=$1 && shift ;; esac
+	MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/$1" "${@:2}" || failed_steps+=("$1${kv:+ ($kv)}")
+}
 
-"$MMAP3_ROOT/scripts/kernel.sh"
+for kv in "${kvers[@]}"; do
+	MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/kernel.sh"
+done
 step checkpatch.sh
-step module.sh
-step dkms-test.sh
+for kv in "${kvers[@]}"; do
+	step "$kv" module.sh
+done
+step dkms-test.sh "${kvers[@]}"
 step perf.sh
 step bench-build.sh
 
@@ -85,9 +105,12 @@ read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" smp4.sh | tail -n 1
 count "$p" "$f" "$s"
 # The selftests as the kernel series has them, the kselftest way: once, on
 # the test kernel (all.sh ran the same tests on this kernel already).
+# And so on each kernel given for it alone (6.12 LTS).
 if [ "$MMAP3_KERNEL" = test ]; then
-	read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" kselftest.sh | tail -n 1)
-	count "$p" "$f" "$s"
+	for kv in "${kvers[@]}"; do
+		read -r p f s < <(MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/guest.sh" kselftest.sh | tail -n 1)
+		count "$p" "$f" "$s"
+	done
 fi
 
 [ ${#failed_steps[@]} = 0 ] || log "failed steps: ${failed_steps[*]}"
