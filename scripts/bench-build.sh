@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 out=${1:-$MMAP3_WORK/bench-build}
-kobj=$MMAP3_CACHE/kernel-build
+kobj=$(MMAP3_KERNEL=test kobj "$MMAP3_KVER")
 bench=$MMAP3_ROOT/tests/bench
 [ -d "$kobj/usr/include" ] || die "no uapi headers in $kobj/usr/include: run scripts/kernel.sh"
 mkdir -p "$out"
