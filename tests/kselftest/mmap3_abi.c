@@ -70,9 +70,19 @@ TEST_F(combination, einval)
 	attr.mmap = variant->mmap;
 	attr.mmap2 = variant->mmap2;
 	attr.build_id = variant->build_id;
-	/* Bits 38 and 39 of the flags word, reserved next to mmap3. */
-	if (variant->reserved)
-		attr.__reserved_4 = 3;
+	/*
+	 * Bits 41 and 42 of the flags word (after read_format), reserved next
+	 * to mmap3 (bit 40). Set by position: their field's name is the
+	 * uapi's to change.
+	 */
+	if (variant->reserved) {
+		size_t off = offsetof(struct perf_event_attr, read_format) + sizeof(__u64);
+		__u64 flags;
+
+		memcpy(&flags, (char *)&attr + off, sizeof(flags));
+		flags |= 3ULL << 41;
+		memcpy((char *)&attr + off, &flags, sizeof(flags));
+	}
 	errno = 0;
 	ASSERT_EQ(-1, sys_perf_event_open(&attr, 0, -1, -1, 0));
 	ASSERT_EQ(EINVAL, errno);
