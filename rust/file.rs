@@ -10,6 +10,7 @@ use kernel::prelude::*;
 // as zero-sized structs, which the `improper_ctypes` lint rejects.
 extern "C" {
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
+    fn mmap3_sb_find(file: *mut c_void) -> u64;
     fn mmap3_sb_register(file: *mut c_void) -> u64;
     fn mmap3_sbs_init() -> core::ffi::c_int;
     fn mmap3_sbs_exit();
@@ -90,9 +91,6 @@ impl VmaFile for VmaRef {
 pub(crate) struct Identity {
     /// Inode number.
     pub(crate) ino: u64,
-    /// The module's serial of the file system instance (the superblock),
-    /// never reused; 0 until [`FileExt::register_sb`] numbers it.
-    pub(crate) sb: u64,
     /// The inode's change counter (`i_version`), queried: it grows with
     /// any later change of the file's data or metadata. 0 unless
     /// [`Identity::versioned`].
@@ -131,8 +129,13 @@ pub(crate) trait FileExt {
     /// The file's identity and version, from its inode, without I/O.
     fn identity(&self) -> Identity;
 
-    /// Numbers the file's superblock (see [`Identity::sb`]) if it is not
-    /// yet; may sleep and allocate, once per superblock. `None` without
+    /// The module's serial of the file's file system instance (its
+    /// superblock), never reused: `None` until [`FileExt::register_sb`]
+    /// numbers it. A lookup without a lock (RCU).
+    fn sb_serial(&self) -> Option<u64>;
+
+    /// Numbers the file's superblock (see [`FileExt::sb_serial`]) if it is
+    /// not yet; may sleep and allocate, once per superblock. `None` without
     /// memory for it.
     fn register_sb(&self) -> Option<u64>;
 
@@ -146,6 +149,13 @@ impl FileExt for File {
         // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
         unsafe { mmap3_file_identity(self.as_ptr().cast(), &mut id) };
         id
+    }
+
+    fn sb_serial(&self) -> Option<u64> {
+        // SAFETY: The file is valid while borrowed, and keeps its superblock
+        // alive.
+        let serial = unsafe { mmap3_sb_find(self.as_ptr().cast()) };
+        (serial != 0).then_some(serial)
     }
 
     fn register_sb(&self) -> Option<u64> {
@@ -190,7 +200,7 @@ impl Deref for PinnedFile {
     }
 }
 
-/// The numbering of superblocks behind [`Identity::sb`], from load to
+/// The numbering of superblocks behind [`FileExt::sb_serial`], from load to
 /// unload: dropped once no hook runs, it forgets every serial.
 pub(crate) struct Superblocks(());
 

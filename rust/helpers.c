@@ -136,10 +136,16 @@ static const struct fsnotify_ops mmap3_sb_ops = {
 	.free_mark = mmap3_sb_free_mark,
 };
 
+/* The serial of @file's superblock, or 0 when the module has not numbered it. */
+u64 mmap3_sb_find(struct file *file)
+{
+	return mmap3_sb_serial(file_inode(file)->i_sb);
+}
+
 /*
- * Numbers the superblock of @file, which its caller keeps alive (a mapping
- * or a reference): then it cannot be shut down meanwhile. May sleep.
- * Return: the serial, or 0 when there was no memory for it.
+ * Numbers the superblock of @file if it is not yet, which its caller keeps
+ * alive (a mapping or a reference): then it cannot be shut down meanwhile.
+ * May sleep. Return: the serial, or 0 when there was no memory for it.
  */
 u64 mmap3_sb_register(struct file *file)
 {
@@ -226,7 +232,6 @@ void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 	struct timespec64 ctime = inode_get_ctime(inode);
 
 	id->ino = inode->i_ino;
-	id->sb = mmap3_sb_serial(inode->i_sb);
 	/*
 	 * Queried, so that the next change of the file's data or metadata
 	 * makes it larger (the i_version contract, linux/iversion.h).

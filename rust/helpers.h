@@ -15,8 +15,6 @@ struct seq_file;
 /* What src/mmap3.rs knows of a file; mirrored by rust/file.rs. */
 struct mmap3_identity {
 	u64 ino;
-	/* The module's serial of the superblock instance; 0: not numbered. */
-	u64 sb;
 	/* i_version when the file system keeps one (versioned), else 0. */
 	u64 change;
 	s64 size;
@@ -39,6 +37,7 @@ extern const unsigned int mmap3_nr_stats;
 unsigned int mmap3_param_cache_entries(void);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
+u64 mmap3_sb_find(struct file *file);
 u64 mmap3_sb_register(struct file *file);
 int mmap3_sbs_init(void);
 void mmap3_sbs_exit(void);

@@ -147,7 +147,7 @@ const IMAGE_FS: &[core::ffi::c_ulong] = &[
 /// and after the parse, equal, no writer either time). A hit says that the
 /// file mapped now holds the bytes that were parsed. That follows from:
 ///
-/// 1. **The same file system instance.** The serial ([`Identity::sb`],
+/// 1. **The same file system instance.** The serial (`FileExt::sb_serial`,
 ///    `rust/helpers.c`) is a 64-bit count that is never reused, given to a
 ///    superblock by the module and forgotten when that superblock is shut
 ///    down, before it is freed: an entry with the serial of the mapped
@@ -220,7 +220,7 @@ impl Mmap3Provider {
     }
 
     /// A file's key in the cache: which file. `sb` is the serial of its
-    /// superblock, as [`Identity::sb`] or `FileExt::register_sb` gave it.
+    /// superblock, as `FileExt::sb_serial` or `FileExt::register_sb` gave it.
     fn key(sb: u64, id: &Identity) -> cache::Key {
         cache::Key {
             sb,
@@ -234,13 +234,12 @@ impl Mmap3Provider {
         [id.change, id.size as u64, id.ctime_ns as u64]
     }
 
-    /// The cached answer for the file `id`, if it has not changed since: none
-    /// for a superblock the module has not numbered (no entry can be for it).
-    fn cached(&self, id: &Identity) -> Option<Answer> {
-        if id.sb == 0 {
-            return None;
-        }
-        match self.cache.lookup(&Self::key(id.sb, id), &Self::version(id)) {
+    /// The cached answer for `file`, whose identity is `id`, if it has not
+    /// changed since: none for a superblock the module has not numbered (no
+    /// entry can be for it).
+    fn cached(&self, file: &File, id: &Identity) -> Option<Answer> {
+        let sb = file.sb_serial()?;
+        match self.cache.lookup(&Self::key(sb, id), &Self::version(id)) {
             cache::Lookup::Hit(value) => Some(Answer::Cached(value)),
             // A stale entry stays until the insert after the read replaces
             // it, or CLOCK evicts it.
@@ -265,25 +264,15 @@ impl Mmap3Provider {
         }
     }
 
-    /// Caches what was read from a file whose identity was `before` the
+    /// Caches what was read from `file`, whose identity was `before` the
     /// read and `after` it, when [`cacheable`] allows it, numbering its
-    /// superblock first if need be (`register_sb`: `FileExt::register_sb`,
-    /// which may sleep; the file keeps its superblock alive meanwhile).
-    fn remember(
-        &self,
-        before: &Identity,
-        after: &Identity,
-        answer: Answer,
-        register_sb: impl FnOnce() -> Option<u64>,
-    ) {
+    /// superblock first if need be (`FileExt::register_sb`, which may
+    /// sleep; the file keeps its superblock alive meanwhile).
+    fn remember(&self, file: &File, before: &Identity, after: &Identity, answer: Answer) {
         if before != after || !cacheable(after) {
             return;
         }
-        let sb = match after.sb {
-            0 => register_sb(),
-            sb => Some(sb),
-        };
-        if let Some(sb) = sb {
+        if let Some(sb) = file.register_sb() {
             self.insert(sb, after, answer);
         }
     }
@@ -447,7 +436,7 @@ impl Mmap3Provider {
     /// cache; else it is to be read later.
     fn lookup(&self, file: &File, id: &Identity) -> Lookup {
         if cacheable(id) {
-            if let Some(answer) = self.cached(id) {
+            if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
                 return Lookup::Ready(answer);
             }
@@ -455,7 +444,7 @@ impl Mmap3Provider {
         stats::add(Stat::Misses, 1);
         match parse_stable(Source::Cached(file), *id, || file.identity()) {
             Ok((answer, before, after)) => {
-                self.remember(&before, &after, answer, || file.register_sb());
+                self.remember(file, &before, &after, answer);
                 Lookup::Ready(answer)
             }
             Err(_) => Lookup::Read(PinnedFile::new(file)),
@@ -565,7 +554,7 @@ impl Mmap3Provider {
         }
         let (answer, before, after) = parse_stable(Source::Io(file), before, || file.identity())
             .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
-        self.remember(&before, &after, answer, || file.register_sb());
+        self.remember(file, &before, &after, answer);
         recent.put(after, answer);
         answer
     }
