@@ -4,9 +4,11 @@
 # rustup's rust-src and bindgen-cli. Safe to run again; does nothing then.
 . "$(dirname "$0")/lib.sh"
 
-# linux-source-6.12: the 6.12 kernel, and the tree perf is built from for
-# both kernels (scripts/lib.sh); linux-source-7.3 is not a bookworm package:
-# scripts/kernel-source.sh downloads it.
+# linux-source-6.12: the 6.12 kernel (MMAP3_KVER=6.12). linux-source-7.3,
+# the 7.3 kernel and the tree perf is built from for both kernels
+# (PERF_KVER, scripts/lib.sh), is not a bookworm package:
+# scripts/kernel-source.sh downloads it. perf needs nothing more than the
+# kernel: libelf-dev, zlib1g-dev, flex, bison, make, gcc.
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms
