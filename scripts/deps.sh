@@ -28,10 +28,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	pins=()
 	for p in "${missing[@]}"; do
 		if [ "$p" = linux-source-6.12 ] &&
-		   apt-cache madison linux-source-6.12 | grep -F "| $KVER_PIN |" >/dev/null; then
-			pins+=("linux-source-6.12=$KVER_PIN")
+		   apt-cache madison linux-source-6.12 | grep -F "| $(kver_pin 6.12) |" >/dev/null; then
+			pins+=("linux-source-6.12=$(kver_pin 6.12)")
 		elif [ "$p" = linux-source-6.12 ]; then
-			log "linux-source-6.12 $KVER_PIN is no longer served; taking the newest 6.12"
+			log "linux-source-6.12 $(kver_pin 6.12) is no longer served; taking the newest 6.12"
 			pins+=("$p")
 		else
 			pins+=("$p")
