@@ -410,8 +410,8 @@ class Report:
             return
         base = {r["boot"]: r for r in select(runs, mode="none")}
         body = []
-        for mode, name in (("none", "no perf"), ("plain", "`perf record -a` (no build-id option)"),
-                           ("buildid-mmap", "`perf record -a --buildid-mmap`"),
+        for mode, name in (("none", "no perf"), ("plain", "`perf record -a --no-buildid-mmap` (MMAP2, no build-ids)"),
+                           ("buildid-mmap", "`perf record -a --buildid-mmap` (perf's default)"),
                            ("mmap3", "`perf record -a --mmap3`")):
             r = select(runs, mode=mode)
             if not r:

@@ -93,7 +93,7 @@ if want workload; then
 		echo 3 >/proc/sys/vm/drop_caches
 		case $mode in
 		none) cmd="sh ./workload.sh $WORKLOAD_ITERS" ;;
-		plain) cmd="perf record -a -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		plain) cmd="perf record -a --no-buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		*) cmd="perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		esac
 		echo "# $(($(date +%s) - start)) s: workload $mode: $cmd"
