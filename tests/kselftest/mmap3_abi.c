@@ -4,6 +4,8 @@
  * with EOPNOTSUPP, invalid combinations with EINVAL, and MMAP2 records,
  * with and without build_id, still arrive as before.
  */
+#include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "mmap3_util.h"
