@@ -14,7 +14,9 @@
 #      perf with the MMAP3 series (scripts/perf.sh), how an unpatched
 #      perf reads MMAP3 records (tests/perf/old-perf.sh, on the host), and
 #      crafted MMAP3 records read by the patched perf built with ASan
-#      (tests/perf/crafted.sh, on the host), the benchmark's programs
+#      (tests/perf/crafted.sh, on the host), the series' perf shell tests
+#      that need a compiler, with an unpatched and the patched perf
+#      (tests/perf/host-shell.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser (cargo test in buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
@@ -78,9 +80,11 @@ host_tap() {
 	count "$p" "$f" "$s"
 }
 # An unpatched perf on a perf.data with MMAP3 records; crafted and damaged
-# MMAP3 records read by the patched perf under ASan.
+# MMAP3 records read by the patched perf under ASan; the perf shell tests
+# that need the host.
 host_tap old-perf.sh "how an unpatched perf reads MMAP3"
 host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
+host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

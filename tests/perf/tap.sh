@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# TAP helpers of the host perf tests (old-perf.sh, crafted.sh); sourced
-# after $tmp, a scratch directory, is set.
+# TAP helpers of the host perf tests (old-perf.sh, crafted.sh,
+# host-shell.sh); sourced after $tmp, a scratch directory, is set.
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
