@@ -11,8 +11,9 @@
 # its MMAP2 records into MMAP3 ones (tests/perf/mmap3-perf-data.py), runs
 # both perfs on the result, and checks that 'perf inject -B' and
 # 'perf inject --mmap2-buildid-all' of the patched perf make files the
-# unpatched one reads. Prints TAP; exits 1 when a check fails, 4 (skip)
-# when this host cannot record.
+# unpatched one reads, and that libperf's union perf_event keeps its size.
+# Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
+# record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 "$MMAP3_ROOT/scripts/perf.sh"
@@ -98,6 +99,23 @@ check "patched perf inject --mmap2-buildid-all: the unpatched perf reads it, no 
 run old-all-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort sym
 check "unpatched perf report of it: noploop is the top symbol" \
 	eval '[ "$(rc old-all-report)" = 0 ] && grep -v "^#" "$tmp/old-all-report.out" | grep -m1 "%" | grep -q noploop'
+
+# libperf's ABI: a program built against the series' libperf headers
+# sees the union perf_event of one built against upstream's (struct
+# perf_record_mmap3's file name is a flexible array).
+union_size() {
+	local t=$1
+	cc -I"$t/tools/lib/perf/include" -I"$t/tools/include/uapi" -I"$t/tools/include" \
+		-x c -o "$tmp/union-size" - <<-'EOF' && "$tmp/union-size"
+	#include <stdio.h>
+	#include <perf/event.h>
+	int main(void) { printf("%zu\n", sizeof(union perf_event)); return 0; }
+	EOF
+}
+size_new=$(union_size "$PERF_SRC") size_old=$(union_size "$(upstream_src "$PERF_KVER")")
+echo "# sizeof(union perf_event): $size_new with the series' libperf, $size_old with upstream's"
+check "libperf: union perf_event keeps its size" \
+	eval '[ -n "$size_new" ] && [ "$size_new" = "$size_old" ]'
 
 echo "1..$n"
 [ "$failed" = 0 ]
