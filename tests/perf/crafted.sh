@@ -175,6 +175,25 @@ for kind in ioerror skipped; do
 	check "$status: perf report --stats counts 1 MMAP3 record $status, the others FOUND or NO_FILE" \
 		eval 'grep -qE "^ +$status +1  \(" "$tmp/$kind-stats.out" &&
 		      grep -qE "^ +FOUND +[0-9]+  \(" "$tmp/$kind-stats.out"'
+	# No build-id for alpha's run, and none may be given to it: not the
+	# one of beta's record (same path and inode), nor the one read from
+	# $p now (beta's). With $p gone, its samples stay unresolved; in
+	# --mmap2-buildid-all's output its MMAP2 has no build-id.
+	mv "$p" "$p.away"
+	run "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
+	mv "$p.away" "$p"
+	r1=${runs%% *}
+	grep -v '^#' "$tmp/$kind-gone.out" | grep '%' | head -4 | sed 's/^/# /'
+	check "$status: with $p gone, alpha's run (pid $r1) has samples, none of them in beta" \
+		eval 'sane $kind-gone && awk -v r="$r1:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
+		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out"'
+	run "$kind-mmap2" "$asan" inject --mmap2-buildid-all -i "$tmp/$kind.data" -o "$tmp/$kind-mmap2.data"
+	run "$kind-mmap2-script" "$perf" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
+	grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | sed 's/^ */# /'
+	check "$status: inject --mmap2-buildid-all: alpha's MMAP2 without a build-id, beta's with its own" \
+		eval '[ "$(rc $kind-mmap2)" = 0 ] && sane $kind-mmap2 &&
+		      [ "$(grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -c "PERF_RECORD_MMAP2 .*<")" = 1 ] &&
+		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>"'
 done
 "$conv" --stat-ids --no-attr "$tmp/mmap2.data" "$tmp/noattr.data" >/dev/null
 check "no attr.mmap3: no crash, no ASan report" tools noattr "$tmp/noattr.data"
