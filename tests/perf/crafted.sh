@@ -177,16 +177,18 @@ for kind in ioerror skipped; do
 		      grep -qE "^ +FOUND +[0-9]+  \(" "$tmp/$kind-stats.out"'
 	# No build-id for alpha's run, and none may be given to it: not the
 	# one of beta's record (same path and inode), nor the one read from
-	# $p now (beta's). With $p gone, its samples stay unresolved; in
-	# --mmap2-buildid-all's output its MMAP2 has no build-id.
+	# $p now (beta's). With $p gone, its samples stay unresolved and
+	# beta's run resolves through beta's build-id; in --mmap2-buildid-all's
+	# output alpha's MMAP2 has no build-id.
 	mv "$p" "$p.away"
 	run "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
 	mv "$p.away" "$p"
-	r1=${runs%% *}
 	grep -v '^#' "$tmp/$kind-gone.out" | grep '%' | head -4 | sed 's/^/# /'
-	check "$status: with $p gone, alpha's run (pid $r1) has samples, none of them in beta" \
-		eval 'sane $kind-gone && awk -v r="$r1:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
-		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out"'
+	shares=$(awk -v runs="$runs" "$share_awk" "$tmp/$kind-gone.out")
+	check "$status: with $p gone, none of alpha's run in beta, beta's run ${shares#* }% in beta (>= 90%)" \
+		eval 'sane $kind-gone && awk -v r="${runs%% *}:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
+		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out" &&
+		      awk -v s="$shares" '\''BEGIN { split(s, x, " "); exit !(x[2] >= 90) }'\'''
 	run "$kind-mmap2" "$asan" inject --mmap2-buildid-all -i "$tmp/$kind.data" -o "$tmp/$kind-mmap2.data"
 	run "$kind-mmap2-script" "$perf" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
 	grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | sed 's/^ */# /'
