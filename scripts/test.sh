@@ -89,7 +89,9 @@ host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpat
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"
 	set +e
-	out=$(cd "$MMAP3_ROOT/buildid" && cargo test --release 2>&1)
+	# Its build in the cache, as everything else built (not buildid/target).
+	out=$(cd "$MMAP3_ROOT/buildid" &&
+		CARGO_TARGET_DIR="$MMAP3_WORK/buildid-target" cargo test --release 2>&1)
 	rc=$?
 	set -e
 	printf '%s\n' "$out" | grep -E '^test result|panicked|FAILED|failures:' >&2 || true
