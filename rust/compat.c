@@ -10,14 +10,6 @@
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 
-#ifndef MMAP3_KERNEL_FS_FILE
-/* For AlwaysRefCounted::inc_ref() of compat::File. */
-void mmap3_get_file(struct file *file)
-{
-	get_file(file);
-}
-#endif
-
 #ifndef MMAP3_KERNEL_DEBUGFS
 /* compat::DebugfsFile: a file shown by a Rust function. */
 static int mmap3_show_show(struct seq_file *m, void *unused)

@@ -84,11 +84,6 @@ mod in_place {
     }
 }
 
-#[cfg(mmap3_kernel_sync_aref)]
-pub(crate) use kernel::sync::aref::ARef;
-#[cfg(not(mmap3_kernel_sync_aref))]
-pub(crate) use kernel::types::ARef;
-
 #[cfg(mmap3_kernel_fs_file)]
 pub(crate) use kernel::fs::File;
 
@@ -97,25 +92,15 @@ pub(crate) use file::File;
 
 #[cfg(not(mmap3_kernel_fs_file))]
 mod file {
-    use core::{ffi::c_void, ptr::NonNull};
-    use kernel::{
-        bindings,
-        types::{AlwaysRefCounted, Opaque},
-    };
+    use kernel::{bindings, types::Opaque};
 
-    // `struct file` is passed as `void *`: bindgen renders some of its
-    // members as zero-sized structs, which the `improper_ctypes` lint rejects.
-    extern "C" {
-        fn mmap3_get_file(file: *mut c_void);
-    }
-
-    /// A `struct file` (`kernel::fs::File`), reference counted with
-    /// `get_file()` and `fput()`.
+    /// A `struct file` (`kernel::fs::File`), borrowed: the module takes no
+    /// reference of its own.
     ///
     /// # Invariants
     ///
-    /// Instances are reference counted with `f_count`, and no `fdget_pos()`
-    /// that skipped `f_pos_lock` is active on them.
+    /// Instances are valid while borrowed, and no `fdget_pos()` that skipped
+    /// `f_pos_lock` is active on them.
     #[repr(transparent)]
     pub(crate) struct File(Opaque<bindings::file>);
 
@@ -143,21 +128,6 @@ mod file {
         /// The `struct file`.
         pub(crate) fn as_ptr(&self) -> *mut bindings::file {
             self.0.get()
-        }
-    }
-
-    // SAFETY: `get_file()` and `fput()` take and drop a reference on
-    // `f_count`, which keeps the file alive (type invariant).
-    unsafe impl AlwaysRefCounted for File {
-        fn inc_ref(&self) {
-            // SAFETY: A shared reference means the count is positive.
-            unsafe { mmap3_get_file(self.as_ptr().cast()) };
-        }
-
-        unsafe fn dec_ref(obj: NonNull<File>) {
-            // SAFETY: The caller hands us a reference it owns. The cast is
-            // fine: `File` is a transparent wrapper of `struct file`.
-            unsafe { bindings::fput(obj.cast().as_ptr()) };
         }
     }
 }

@@ -2,7 +2,7 @@
 
 //! Safe wrappers over the mapping and file the hook is given.
 
-use crate::compat::{ARef, File, VmaRef};
+use crate::compat::{File, VmaRef};
 use core::{ffi::c_void, ops::Deref, ptr::NonNull};
 use kernel::prelude::*;
 
@@ -171,14 +171,19 @@ impl FileExt for File {
     }
 }
 
-/// A file pinned for a lookup deferred past the mapping: a reference of its
-/// own, taken under `mmap_lock`, dropped with `fput()`.
-pub(crate) struct PinnedFile(ARef<File>);
+/// A file the kernel pinned for the read it deferred past the mapping,
+/// borrowed for that read, which runs with no lock held.
+#[derive(Clone, Copy)]
+pub(crate) struct UnlockedFile<'a>(&'a File);
 
-impl PinnedFile {
-    /// Takes a reference on `file`, so that it outlives the mapping.
-    pub(crate) fn new(file: &File) -> Self {
-        PinnedFile(file.into())
+impl<'a> UnlockedFile<'a> {
+    /// `file`, to be read with [`UnlockedFile::read_at`].
+    ///
+    /// # Safety
+    ///
+    /// No `mmap_lock` is held while the result exists.
+    pub(crate) unsafe fn new(file: &'a File) -> Self {
+        UnlockedFile(file)
     }
 
     /// Reads through the page cache, waiting for I/O; see [`ReadMode::Io`].
@@ -186,17 +191,17 @@ impl PinnedFile {
     pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         // SAFETY: Only looks at the current task's `mmap_lock` (lockdep).
         unsafe { mmap3_assert_no_mmap_lock() };
-        // SAFETY: The file is valid while we hold our reference; no
-        // `mmap_lock` is held (the contract of this function, checked above).
+        // SAFETY: The file is valid while borrowed; no `mmap_lock` is held
+        // (the type's invariant, checked above).
         unsafe { read_at(self.0.as_ptr().cast(), offset, buf, ReadMode::Io) }
     }
 }
 
-impl Deref for PinnedFile {
+impl Deref for UnlockedFile<'_> {
     type Target = File;
 
     fn deref(&self) -> &File {
-        &self.0
+        self.0
     }
 }
 

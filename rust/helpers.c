@@ -362,7 +362,7 @@ bool mmap3_serves_fuse(void)
  * mapping on every CPU, and one shared counter would bounce its cache line
  * between them; the debugfs file shows the sums.
  */
-#define MMAP3_NR_STATS 7
+#define MMAP3_NR_STATS 6
 
 struct mmap3_stats {
 	s64 count[MMAP3_NR_STATS];

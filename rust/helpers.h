@@ -49,10 +49,6 @@ void mmap3_stat_add(unsigned int stat, s64 delta);
 s64 mmap3_stat_sum(unsigned int stat);
 
 /* rust/compat.c */
-#ifndef MMAP3_KERNEL_FS_FILE
-void mmap3_get_file(struct file *file);
-#endif
-
 #ifndef MMAP3_KERNEL_DEBUGFS
 /* What compat::DebugfsFile shows: struct Show in rust/compat.rs. */
 struct mmap3_show {

@@ -24,10 +24,8 @@ pub(crate) enum Stat {
     Misses,
     /// Cache entries replaced by others.
     Evictions,
-    /// Lookups deferred to task_work.
+    /// Lookups deferred to the return to user space.
     Deferred,
-    /// MMAP3 records written.
-    Emitted,
     /// Cache entries in use.
     Entries,
     /// Cache entries there is room for.
@@ -36,12 +34,11 @@ pub(crate) enum Stat {
 
 impl Stat {
     /// Every counter, in the order of the file.
-    const ALL: [Stat; 7] = [
+    const ALL: [Stat; 6] = [
         Stat::Hits,
         Stat::Misses,
         Stat::Evictions,
         Stat::Deferred,
-        Stat::Emitted,
         Stat::Entries,
         Stat::Capacity,
     ];
@@ -53,7 +50,6 @@ impl Stat {
             Stat::Misses => "misses",
             Stat::Evictions => "evictions",
             Stat::Deferred => "deferred",
-            Stat::Emitted => "emitted",
             Stat::Entries => "entries",
             Stat::Capacity => "capacity",
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The series as text, in a few seconds (part of `make test` and of
-# `make check-patches`), whatever MMAP3_KVER says: patches/0004, the
+# `make check-patches`), whatever MMAP3_KVER says: patches/0007, the
 # selftests, must be what scripts/selftests-patch.sh makes of tests/kselftest
 # today; then checkpatch.pl --strict of 7.3 (the upstream-facing tree) as a
 # maintainer runs it, on the kernel series (patches/) and its backport
@@ -20,7 +20,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 checkpatch() { (cd "$tree" && scripts/checkpatch.pl "$@"); }
 
-# patches/0004 (the selftests) is generated from tests/kselftest, and
+# patches/0007 (the selftests) is generated from tests/kselftest, and
 # touches nothing of the kernel image: scripts/selftests-patch.sh checks
 # that when it generates it; here it must be what it generates today.
 selftests=$SELFTESTS_PATCH
@@ -41,7 +41,7 @@ mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches (patches/, patches/6.12/)"
 for p in "${kpatches[@]}"; do
 	ignore=()
-	case "$p" in */0004-selftests-*) ignore=(--ignore ENOSYS) ;; esac
+	case "$p" in */0007-selftests-*) ignore=(--ignore ENOSYS) ;; esac
 	checkpatch --strict --quiet --no-tree --show-types "${ignore[@]}" "$p" ||
 		die "checkpatch.pl --strict reports problems in ${p#"$MMAP3_ROOT"/} (above)"
 done

@@ -4,7 +4,7 @@
 #
 #   scripts/selftests-patch.sh [OUT]
 #
-# writes patches/0004-selftests-perf_events-Add-MMAP3-tests.patch (or OUT),
+# writes patches/0007-selftests-perf_events-Add-MMAP3-tests.patch (or OUT),
 # against 7.3 and for both series (it applies to 6.12 as it is: the
 # perf_events selftests are the same there): tests/kselftest's sources,
 # fixtures.py and second provider module (mmap3_provider/) copied as they
@@ -141,6 +141,11 @@ an image whose tool is missing is left out, and its test skips).
   mmap3_fault      with fault injection (fail-nth and failslab), any
                    failed allocation still gives one record per mapping,
                    with the build-id or IO_ERROR, and leaks no file.
+  mmap3_order      records deferred for a slow disk: a thread mapping over
+                   another thread's deferred mapping comes after it in
+                   time, and a task moved to another CPU during the read
+                   gives its record to the CPU-wide events of the CPU it
+                   mapped on.
 
 Most tests need a provider: the mmap3 module, which is not part of this
 series; they skip without one (-EOPNOTSUPP), without root, when
@@ -164,7 +169,7 @@ EOF
 others=$(g diff --name-only HEAD~1 HEAD | grep -vx 'tools/testing/selftests/.*\|MAINTAINERS' || true)
 [ -z "$others" ] || die "the selftests patch would touch more than tools/testing/selftests: $others"
 
-g format-patch -q -1 --no-signature --start-number 4 --subject-prefix="PATCH 4/4" -o "$tmp/out"
+g format-patch -q -1 --no-signature --start-number 7 --subject-prefix="PATCH 7/7" -o "$tmp/out"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/out/$name" "$out"
 log "wrote $out"

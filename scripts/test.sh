@@ -23,7 +23,7 @@
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
 #      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh);
 #   6. on the test kernels, the selftests as the kernel series has them
-#      (patches/0004), with the kernel's own perf_events selftests, installed
+#      (patches/0007), with the kernel's own perf_events selftests, installed
 #      with `make -C tools/testing/selftests TARGETS=perf_events install`
 #      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is

@@ -3,14 +3,13 @@
 //! PERF_RECORD_MMAP3 provider: each mapping with its ELF build-id, found
 //! without file I/O under `mmap_lock`.
 //!
-//! The hook runs under `mmap_lock`. It answers from a cache of build-ids,
-//! or from the page cache when every page the note needs is there (no
-//! I/O, as the kernel's own `build_id_parse_nofault()`); otherwise it pins
-//! the file and defers the lookup to task_work, where the mapping task,
-//! holding no lock, reads the pages it needs through the page cache before
-//! it returns to user space. Either way exactly one record is written per
-//! mapping, and one task's records come in the order of its mappings: while
-//! the task has a batch deferred, every later mapping joins it.
+//! The lookup runs under `mmap_lock`, without sleeping. It answers from a
+//! cache of build-ids, or from the page cache when every page the note
+//! needs is there (no I/O, as the kernel's own `build_id_parse_nofault()`);
+//! otherwise it defers: the kernel pins the file and, before the mapping
+//! task returns to user space, has the module read the pages it needs
+//! through the page cache, holding no lock. The kernel writes the records,
+//! one per mapping, in the order of the mappings.
 
 use kernel::{prelude::*, ThisModule};
 
@@ -28,8 +27,8 @@ mod provider;
 mod stats;
 
 use compat::{File, InPlaceModule, VmaRef};
-use file::{FileExt as _, Identity, PinnedFile, Superblocks, VmaFile as _};
-use provider::{Hook, MapInfo, OwnedMapInfo, Registration, Status};
+use file::{FileExt as _, Identity, Superblocks, UnlockedFile, VmaFile as _};
+use provider::{BuildIdOut, Defer, Registration, Status};
 use stats::Stat;
 
 compat::module! {
@@ -50,10 +49,11 @@ enum Answer {
 }
 
 impl Answer {
-    fn emit(&self, info: &MapInfo) {
-        let result = match self {
-            Answer::Found(id) => info.emit(Status::Found, id.as_bytes()),
-            Answer::Missing(status) => info.emit(*status, &[]),
+    /// Gives the answer to the kernel.
+    fn write(&self, out: &mut BuildIdOut) {
+        match self {
+            Answer::Found(id) => out.set(Status::Found, id.as_bytes()),
+            Answer::Missing(status) => out.set(*status, &[]),
             Answer::Cached(value) => {
                 const ALL: [Status; 7] = [
                     Status::Found,
@@ -69,11 +69,8 @@ impl Answer {
                     .into_iter()
                     .find(|s| *s as u8 == value.status())
                     .unwrap_or(Status::IoError);
-                info.emit(status, value.build_id())
+                out.set(status, value.build_id())
             }
-        };
-        if result.is_ok() {
-            stats::add(Stat::Emitted, 1);
         }
     }
 
@@ -303,7 +300,7 @@ enum Source<'a> {
     /// Only what the page cache holds (under `mmap_lock`).
     Cached(&'a File),
     /// Whatever it takes (no lock held).
-    Io(&'a PinnedFile),
+    Io(UnlockedFile<'a>),
 }
 
 /// [`buildid::Reader`] over a file, reading through the page cache; keeps
@@ -381,171 +378,54 @@ fn parse_stable(
     Ok((Answer::Missing(Status::IoError), first, identity()))
 }
 
-/// What the hook found out about a mapping, ready or to be read.
-enum Lookup {
-    /// The answer, known under `mmap_lock`.
-    Ready(Answer),
-    /// To be read from the file, on the way back to user space.
-    Read(PinnedFile),
-}
-
 impl provider::Provider for Mmap3Provider {
-    type Batch = Batch;
-
-    fn mmap(hook: &mut Hook<'_, Self>, vma: &VmaRef, info: &MapInfo) {
-        let lookup = match file_to_read(vma) {
-            Ok((file, id)) => hook.provider().lookup(file, &id),
-            Err(answer) => Lookup::Ready(answer),
-        };
-        let reads = matches!(lookup, Lookup::Read(_));
-        // Behind what this task has deferred already, if anything, so
-        // that records keep the order of the mappings.
-        if let Some(batch) = hook.deferred() {
-            if batch.push(info, lookup) && reads {
+    fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer> {
+        let answer = match file_to_read(vma) {
+            Ok((file, id)) => self.lookup_file(file, &id).inspect_err(|_| {
                 stats::add(Stat::Deferred, 1);
-            }
-            return;
-        }
-        let lookup = match lookup {
-            Lookup::Ready(answer) => return answer.emit(info),
-            lookup => lookup,
+            })?,
+            Err(answer) => answer,
         };
-        let mut batch = Batch::new();
-        if !batch.push(info, lookup) {
-            return;
-        }
-        match hook.defer(batch) {
-            Ok(()) => stats::add(Stat::Deferred, 1),
-            // A kernel thread or an exiting task never returns to user
-            // space: no read for them. Out of memory: the read cannot be
-            // done either.
-            Err((batch, e)) => {
-                let status = if e == ENOMEM {
-                    Status::IoError
-                } else {
-                    Status::Skipped
-                };
-                batch.fail(status);
-            }
-        }
+        answer.write(out);
+        Ok(())
+    }
+
+    fn read(&self, file: UnlockedFile<'_>, out: &mut BuildIdOut) {
+        self.read_file(file).write(out);
     }
 }
 
 impl Mmap3Provider {
-    /// Looks a mapped file up under `mmap_lock`: the cache, then the page
-    /// cache; else it is to be read later.
-    fn lookup(&self, file: &File, id: &Identity) -> Lookup {
+    /// Looks a mapped file up under `mmap_lock`, without sleeping: the
+    /// cache, then the page cache. Deferred when a page is missing, or when
+    /// the answer could be cached but the file's superblock has no serial
+    /// yet (numbering it may sleep: [`Mmap3Provider::read_file`] does).
+    fn lookup_file(&self, file: &File, id: &Identity) -> Result<Answer, Defer> {
         if cacheable(id) {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
-                return Lookup::Ready(answer);
+                return Ok(answer);
             }
         }
         stats::add(Stat::Misses, 1);
-        match parse_stable(Source::Cached(file), *id, || file.identity()) {
-            Ok((answer, before, after)) => {
-                self.remember(file, &before, &after, answer);
-                Lookup::Ready(answer)
-            }
-            Err(_) => Lookup::Read(PinnedFile::new(file)),
+        let (answer, before, after) =
+            parse_stable(Source::Cached(file), *id, || file.identity()).map_err(|_| Defer)?;
+        if before == after && cacheable(&after) {
+            let sb = file.sb_serial().ok_or(Defer)?;
+            self.insert(sb, &after, answer);
         }
-    }
-}
-
-/// One mapping waiting in a [`Batch`].
-struct Item {
-    info: OwnedMapInfo,
-    lookup: Lookup,
-}
-
-impl Item {
-    fn fail(self, status: Status) {
-        Answer::Missing(status).emit(&self.info);
-    }
-}
-
-/// The mappings of one task since its last return to user space, in order.
-pub(crate) struct Batch {
-    items: KVec<Item>,
-}
-
-impl Batch {
-    fn new() -> Self {
-        Batch { items: KVec::new() }
+        Ok(answer)
     }
 
-    /// Adds a mapping. Without memory to keep it, its record is written at
-    /// once with [`Status::IoError`] (ahead of the batch: out of memory is
-    /// the one case where one task's records may leave their order), and
-    /// this returns `false`.
-    fn push(&mut self, info: &MapInfo, lookup: Lookup) -> bool {
-        let Ok(info) = info.to_owned() else {
-            Answer::Missing(Status::IoError).emit(info);
-            return false;
-        };
-        if self.items.reserve(1, GFP_KERNEL).is_err() {
-            Answer::Missing(Status::IoError).emit(&info);
-            return false;
-        }
-        // Does not allocate, so cannot fail: room for one was reserved.
-        self.items.push(Item { info, lookup }, GFP_KERNEL).is_ok()
-    }
-
-    /// Writes every record with `status` (the batch cannot run).
-    fn fail(self, status: Status) {
-        for item in self.items {
-            item.fail(status);
-        }
-    }
-}
-
-/// Files of one batch already read, so that the segments of one file
-/// mapped in one system call (exec, mprotect over several mappings) are
-/// read once.
-struct Recent {
-    read: [Option<(Identity, Answer)>; 4],
-    next: usize,
-}
-
-impl Recent {
-    fn get(&self, id: &Identity) -> Option<Answer> {
-        self.read
-            .iter()
-            .flatten()
-            .find(|(seen, _)| seen == id)
-            .map(|(_, a)| *a)
-    }
-
-    fn put(&mut self, id: Identity, answer: Answer) {
-        if let Some(slot) = self.read.get_mut(self.next % 4) {
-            *slot = Some((id, answer));
-        }
-        self.next = self.next.wrapping_add(1);
-    }
-}
-
-impl provider::Deferred<Mmap3Provider> for Batch {
-    fn run(self, provider: &Mmap3Provider) {
-        let mut recent = Recent {
-            read: [None; 4],
-            next: 0,
-        };
-        for item in self.items {
-            let answer = match &item.lookup {
-                Lookup::Ready(answer) => *answer,
-                Lookup::Read(file) => provider.read(file, &mut recent),
-            };
-            answer.emit(&item.info);
-        }
-    }
-}
-
-impl Mmap3Provider {
-    /// Reads a file's build-id, with no lock held.
-    fn read(&self, file: &PinnedFile, recent: &mut Recent) -> Answer {
+    /// Reads a file's build-id, with no lock held: the cache first, where
+    /// another mapping of the same file (another segment of one binary) may
+    /// have put it since the lookup.
+    fn read_file(&self, file: UnlockedFile<'_>) -> Answer {
         let before = file.identity();
-        if let Some(answer) = recent.get(&before) {
-            return answer;
+        if cacheable(&before) {
+            if let Some(answer) = self.cached(&file, &before) {
+                return answer;
+            }
         }
         // The server of a FUSE mount would wait for itself: a read of its
         // own file system needs a reply that only it can give.
@@ -554,8 +434,7 @@ impl Mmap3Provider {
         }
         let (answer, before, after) = parse_stable(Source::Io(file), before, || file.identity())
             .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
-        self.remember(file, &before, &after, answer);
-        recent.put(after, answer);
+        self.remember(&file, &before, &after, answer);
         answer
     }
 }

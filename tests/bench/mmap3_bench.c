@@ -187,7 +187,7 @@ static int cfg_open(const char *cfg, pid_t pid, int cpu)
 
 /* The module's counters, if loaded. */
 struct stats {
-	long long hits, misses, deferred, emitted;
+	long long hits, misses, deferred;
 };
 
 static void stats_read(struct stats *s)
@@ -206,17 +206,14 @@ static void stats_read(struct stats *s)
 			s->misses = v;
 		else if (!strcmp(name, "deferred"))
 			s->deferred = v;
-		else if (!strcmp(name, "emitted"))
-			s->emitted = v;
 	}
 	fclose(f);
 }
 
 static void stats_print(const struct stats *a, const struct stats *b)
 {
-	printf(" hits=%lld misses=%lld deferred=%lld emitted=%lld",
-	       b->hits - a->hits, b->misses - a->misses,
-	       b->deferred - a->deferred, b->emitted - a->emitted);
+	printf(" hits=%lld misses=%lld deferred=%lld",
+	       b->hits - a->hits, b->misses - a->misses, b->deferred - a->deferred);
 }
 
 /*

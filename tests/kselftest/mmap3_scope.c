@@ -722,26 +722,6 @@ FIXTURE_TEARDOWN(sigkill)
 	dm_disk_teardown(&self->disk);
 }
 
-/* The state letter of /proc/@pid/stat ('R', 'S', 'D', ...), or 0. */
-static char task_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);

@@ -1072,4 +1072,27 @@ static inline const char *no_cold_fixtures(void)
 	return why;
 }
 
+/*
+ * The state letter of /proc/@pid/stat ('R', 'S', 'D', ...), or 0; @pid may
+ * be a thread's id.
+ */
+static inline char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 #endif /* MMAP3_UTIL_H */

@@ -15,6 +15,7 @@ run mmap3_scope ./mmap3_scope
 run mmap3_files ./mmap3_files
 run mmap3_cache ./mmap3_cache
 run mmap3_fault ./mmap3_fault
+run mmap3_order ./mmap3_order
 MMAP3_STRESS_SECONDS=$(cmdline stress)
 MMAP3_KERNEL=$(cmdline kernel)
 export MMAP3_STRESS_SECONDS MMAP3_KERNEL
