@@ -155,12 +155,18 @@ impl Key {
 
 /// An answer: a status byte (never 0, which marks an empty slot) and up to
 /// [`ID_SIZE_MAX`] bytes of build-id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Held as the bytes of its words in a slot, so that a hit copies three
+/// words out and [`Value::build_id`] is a slice of them.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Value {
-    status: u8,
-    len: u8,
-    id: [u8; ID_SIZE_MAX],
+    /// Status, length, the build-id padded with zeros to [`ID_SIZE_MAX`],
+    /// two zeros: [`VALUE_WORDS`] little-endian words.
+    bytes: [u8; VALUE_BYTES],
 }
+
+/// The bytes of a [`Value`]'s words.
+const VALUE_BYTES: usize = VALUE_WORDS * 8;
 
 impl Value {
     /// A value of status `status` with the build-id `id`; `None` when
@@ -169,37 +175,34 @@ impl Value {
         let len = u8::try_from(id.len())
             .ok()
             .filter(|&l| usize::from(l) <= ID_SIZE_MAX && status != 0)?;
-        let mut padded = [0; ID_SIZE_MAX];
-        for (d, s) in padded.iter_mut().zip(id) {
+        let mut bytes = [0; VALUE_BYTES];
+        for (d, s) in bytes.iter_mut().zip([status, len].iter().chain(id)) {
             *d = *s;
         }
-        Some(Value {
-            status,
-            len,
-            id: padded,
-        })
+        Some(Value { bytes })
     }
 
     /// The status.
+    #[inline]
     pub fn status(&self) -> u8 {
-        self.status
+        let [status, ..] = self.bytes;
+        status
     }
 
     /// The build-id, 0 to [`ID_SIZE_MAX`] bytes.
+    #[inline]
     pub fn build_id(&self) -> &[u8] {
-        self.id.get(..usize::from(self.len)).unwrap_or(&[])
+        let [_, len, ..] = self.bytes;
+        self.bytes
+            .get(2..)
+            .and_then(|id| id.get(..usize::from(len)))
+            .unwrap_or(&[])
     }
 
-    /// The value as stored: bytes `status, len, id, 0, 0`, little-endian.
+    /// The value as stored.
     fn encode(&self) -> [u64; VALUE_WORDS] {
-        let mut bytes = [0; VALUE_WORDS * 8];
-        bytes[0] = self.status;
-        bytes[1] = self.len;
-        for (d, s) in bytes.iter_mut().skip(2).zip(&self.id) {
-            *d = *s;
-        }
         let mut words = [0; VALUE_WORDS];
-        let mut rest = &bytes[..];
+        let mut rest = &self.bytes[..];
         for w in &mut words {
             if let Some((chunk, tail)) = rest.split_first_chunk() {
                 *w = u64::from_le_bytes(*chunk);
@@ -209,19 +212,34 @@ impl Value {
         words
     }
 
-    /// The value stored as `words`; `None` for an empty slot (status 0) or
-    /// anything [`Value::encode`] cannot produce.
+    /// The value stored as `words`, which [`Value::encode`] made (the
+    /// seqlock says so); `None` for an empty slot (status 0). A length
+    /// beyond [`ID_SIZE_MAX`] cannot be, and is refused all the same.
+    #[inline]
     fn decode(words: [u64; VALUE_WORDS]) -> Option<Self> {
-        let mut bytes = [0; VALUE_WORDS * 8];
-        for (d, s) in bytes
-            .iter_mut()
-            .zip(words.into_iter().flat_map(u64::to_le_bytes))
-        {
-            *d = s;
+        let [head, ..] = words;
+        let [status, len, ..] = head.to_le_bytes();
+        if status == 0 || usize::from(len) > ID_SIZE_MAX {
+            return None;
         }
-        let (head, id) = bytes.split_at(2);
-        let value = Value::new(*head.first()?, id.get(..usize::from(*head.get(1)?))?)?;
-        (value.encode() == words).then_some(value)
+        let mut bytes = [0; VALUE_BYTES];
+        let mut rest = &mut bytes[..];
+        for w in words {
+            if let Some((chunk, tail)) = core::mem::take(&mut rest).split_first_chunk_mut() {
+                *chunk = w.to_le_bytes();
+                rest = tail;
+            }
+        }
+        Some(Value { bytes })
+    }
+}
+
+impl core::fmt::Debug for Value {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Value")
+            .field("status", &self.status())
+            .field("build_id", &self.build_id())
+            .finish()
     }
 }
 
