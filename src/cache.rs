@@ -164,15 +164,18 @@ impl Key {
         })
     }
 
-    /// The set-selecting hash: inode numbers are dense, so they are mixed
-    /// with a 64-bit finaliser (splitmix64).
+    /// The set-selecting hash, whose high bits pick the set (see
+    /// [`Cache::set_of`]). Inode numbers are dense, the superblock serials
+    /// small, the generations random or small, so each is spread by
+    /// Fibonacci hashing, a multiplication by 2^64 times an irrational of
+    /// small partial quotients (1/phi, sqrt 2 - 1, sqrt 3 - 1), which sends
+    /// consecutive numbers to high bits as far apart as can be; the three
+    /// are xor-ed, so that each spreads the keys that differ in it alone.
     #[inline]
     fn hash(&self) -> u64 {
-        let rest = (self.sb << 32) ^ u64::from(self.generation);
-        let mut h = self.ino ^ rest.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        h ^ (h >> 31)
+        self.ino.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ self.sb.wrapping_mul(0x6a09_e667_f3bc_c909)
+            ^ u64::from(self.generation).wrapping_mul(0xbb67_ae85_84ca_a73b)
     }
 }
 
