@@ -28,6 +28,13 @@
 //!   the slot's cache lines stay shared by every CPU that reads them; a read
 //!   that overlaps a write is a miss (the module then reads the file), never a
 //!   wrong answer, and it is never retried, so a reader never waits.
+//! - **A hit is a few dozen instructions.** A reader compares words as they
+//!   are stored (a key's word of inode number first: most slots of a set
+//!   hold another inode), folds the other comparisons and the counter's into
+//!   one test, and copies the value's words out as they are; an empty slot
+//!   (all zero) matches no key, since every stored key has a bit set that
+//!   no empty slot has (`OCCUPIED`). `buildid/callgrind-hit.sh` counts
+//!   the instructions of a hit.
 //! - **Writers: a try-lock per set.** Insert and remove take their set's lock
 //!   with one compare-and-exchange, and give up ([`Insert::Busy`],
 //!   [`Remove::Busy`]) when another CPU holds it: the entry is then simply not
@@ -62,7 +69,10 @@
 //! - writer (holding the set's lock): `seq.store(s + 1, Relaxed)`;
 //!   `fence(Release)`; data stores (`Relaxed`); `seq.store(s + 2, Release)`;
 //! - reader: `s = seq.load(Acquire)`, a miss if odd; data loads (`Relaxed`);
-//!   `fence(Acquire)`; a miss unless `seq.load(Relaxed) == s`.
+//!   `fence(Acquire)`; a miss unless `seq.load(Relaxed) == s`. (The reader
+//!   tests `s` and the data together after the second load: nothing it read
+//!   is trusted before. A data word that differs from what is looked for
+//!   may end the read early, a miss whether torn or not.)
 //!
 //! The reader's first load synchronises with the `Release` store that ended
 //! the last write, so it sees at least that write's data. If it sees any store
@@ -108,6 +118,10 @@ pub const VERSION_WORDS: usize = 3;
 /// The `u64` words a [`Key`] is stored in.
 const KEY_WORDS: usize = 3;
 
+/// Set in the last word of every stored key (above the generation's 32
+/// bits), so that no key matches an empty slot, whose words are all 0.
+const OCCUPIED: u64 = 1 << 32;
+
 /// The most build-id bytes a [`Value`] holds (a SHA-1 digest, as in an MMAP3
 /// record).
 pub const ID_SIZE_MAX: usize = 20;
@@ -134,33 +148,51 @@ pub struct Key {
 }
 
 impl Key {
-    /// The key as stored in a slot.
+    /// The key as stored in a slot: ino, sb, and the generation with
+    /// [`OCCUPIED`].
     #[inline]
     fn words(&self) -> [u64; KEY_WORDS] {
-        [self.ino, self.sb, u64::from(self.generation)]
+        [self.ino, self.sb, u64::from(self.generation) | OCCUPIED]
     }
 
-    /// The set-selecting hash: inode numbers are dense, so they are mixed
-    /// with a 64-bit finaliser (splitmix64).
+    /// The key stored as `words`; `None` for an empty slot.
+    fn from_words([ino, sb, tagged]: [u64; KEY_WORDS]) -> Option<Self> {
+        (tagged & OCCUPIED != 0).then(|| Key {
+            sb,
+            ino,
+            generation: u32::try_from(tagged & u64::from(u32::MAX)).unwrap_or(0),
+        })
+    }
+
+    /// The set-selecting hash, whose high bits pick the set (see
+    /// [`Cache::set_of`]). Inode numbers are dense, the superblock serials
+    /// small, the generations random or small, so each is spread by
+    /// Fibonacci hashing, a multiplication by 2^64 times an irrational of
+    /// small partial quotients (1/phi, sqrt 2 - 1, sqrt 3 - 1), which sends
+    /// consecutive numbers to high bits as far apart as can be; the three
+    /// are xor-ed, so that each spreads the keys that differ in it alone.
     #[inline]
     fn hash(&self) -> u64 {
-        let [ino, sb, generation] = self.words();
-        let rest = (sb << 32) ^ generation;
-        let mut h = ino ^ rest.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        h ^ (h >> 31)
+        self.ino.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            ^ self.sb.wrapping_mul(0x6a09_e667_f3bc_c909)
+            ^ u64::from(self.generation).wrapping_mul(0xbb67_ae85_84ca_a73b)
     }
 }
 
-/// An answer: a status byte (never 0, which marks an empty slot) and up to
+/// An answer: a status byte (never 0, as in an empty slot) and up to
 /// [`ID_SIZE_MAX`] bytes of build-id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Held as the bytes of its words in a slot, so that a hit copies three
+/// words out and [`Value::build_id`] is a slice of them.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Value {
-    status: u8,
-    len: u8,
-    id: [u8; ID_SIZE_MAX],
+    /// Status, length, the build-id padded with zeros to [`ID_SIZE_MAX`],
+    /// two zeros: [`VALUE_WORDS`] little-endian words.
+    bytes: [u8; VALUE_BYTES],
 }
+
+/// The bytes of a [`Value`]'s words.
+const VALUE_BYTES: usize = VALUE_WORDS * 8;
 
 impl Value {
     /// A value of status `status` with the build-id `id`; `None` when
@@ -169,37 +201,34 @@ impl Value {
         let len = u8::try_from(id.len())
             .ok()
             .filter(|&l| usize::from(l) <= ID_SIZE_MAX && status != 0)?;
-        let mut padded = [0; ID_SIZE_MAX];
-        for (d, s) in padded.iter_mut().zip(id) {
+        let mut bytes = [0; VALUE_BYTES];
+        for (d, s) in bytes.iter_mut().zip([status, len].iter().chain(id)) {
             *d = *s;
         }
-        Some(Value {
-            status,
-            len,
-            id: padded,
-        })
+        Some(Value { bytes })
     }
 
     /// The status.
+    #[inline]
     pub fn status(&self) -> u8 {
-        self.status
+        let [status, ..] = self.bytes;
+        status
     }
 
     /// The build-id, 0 to [`ID_SIZE_MAX`] bytes.
+    #[inline]
     pub fn build_id(&self) -> &[u8] {
-        self.id.get(..usize::from(self.len)).unwrap_or(&[])
+        let [_, len, ..] = self.bytes;
+        self.bytes
+            .get(2..)
+            .and_then(|id| id.get(..usize::from(len)))
+            .unwrap_or(&[])
     }
 
-    /// The value as stored: bytes `status, len, id, 0, 0`, little-endian.
+    /// The value as stored.
     fn encode(&self) -> [u64; VALUE_WORDS] {
-        let mut bytes = [0; VALUE_WORDS * 8];
-        bytes[0] = self.status;
-        bytes[1] = self.len;
-        for (d, s) in bytes.iter_mut().skip(2).zip(&self.id) {
-            *d = *s;
-        }
         let mut words = [0; VALUE_WORDS];
-        let mut rest = &bytes[..];
+        let mut rest = &self.bytes[..];
         for w in &mut words {
             if let Some((chunk, tail)) = rest.split_first_chunk() {
                 *w = u64::from_le_bytes(*chunk);
@@ -209,19 +238,28 @@ impl Value {
         words
     }
 
-    /// The value stored as `words`; `None` for an empty slot (status 0) or
-    /// anything [`Value::encode`] cannot produce.
-    fn decode(words: [u64; VALUE_WORDS]) -> Option<Self> {
-        let mut bytes = [0; VALUE_WORDS * 8];
-        for (d, s) in bytes
-            .iter_mut()
-            .zip(words.into_iter().flat_map(u64::to_le_bytes))
-        {
-            *d = s;
+    /// The value stored as `words`, which [`Value::encode`] made: the
+    /// seqlock says so, and a slot holding a key holds a value.
+    #[inline]
+    fn decode(words: [u64; VALUE_WORDS]) -> Self {
+        let mut bytes = [0; VALUE_BYTES];
+        let mut rest = &mut bytes[..];
+        for w in words {
+            if let Some((chunk, tail)) = core::mem::take(&mut rest).split_first_chunk_mut() {
+                *chunk = w.to_le_bytes();
+                rest = tail;
+            }
         }
-        let (head, id) = bytes.split_at(2);
-        let value = Value::new(*head.first()?, id.get(..usize::from(*head.get(1)?))?)?;
-        (value.encode() == words).then_some(value)
+        Value { bytes }
+    }
+}
+
+impl core::fmt::Debug for Value {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Value")
+            .field("status", &self.status())
+            .field("build_id", &self.build_id())
+            .finish()
     }
 }
 
@@ -233,6 +271,16 @@ fn load<const N: usize>(words: &[AtomicU64; N]) -> [u64; N] {
         *o = w.load(Relaxed);
     }
     out
+}
+
+/// The bits in which the words of `stored`, each loaded `Relaxed`, differ
+/// from `words`, all or-ed together: 0 if they are equal.
+#[inline]
+fn diff<const N: usize>(stored: &[AtomicU64; N], words: &[u64; N]) -> u64 {
+    stored
+        .iter()
+        .zip(words)
+        .fold(0, |d, (s, w)| d | (s.load(Relaxed) ^ w))
 }
 
 /// One entry: key, version and value, guarded by a sequence counter.
@@ -268,43 +316,41 @@ impl<const V: usize> Slot<V> {
 
     /// Reads the slot without a lock (see the module's memory ordering).
     #[inline]
-    fn read(&self, key: [u64; KEY_WORDS], version: &Version<V>) -> Read {
+    fn read(&self, key: &Key, version: &Version<V>) -> Read {
         let seq = self.seq.load(Acquire);
-        if seq & 1 != 0 {
+        let [ino, sb, tagged] = &key.words();
+        let [stored_ino, stored_sb, stored_tagged] = &self.key;
+        // Most slots hold another inode: one word says so, without waiting
+        // for the sequence counter's verdict (another number, even torn,
+        // means not here).
+        if stored_ino.load(Relaxed) != *ino {
             return Read::Other;
         }
-        // A key that does not match, even torn, means not here.
-        if load(&self.key) != key {
-            return Read::Other;
-        }
-        let stored = load(&self.version);
+        let other = (stored_sb.load(Relaxed) ^ sb) | (stored_tagged.load(Relaxed) ^ tagged);
+        let stale = diff(&self.version, version);
         let value = load(&self.value);
         fence(Acquire);
-        if self.seq.load(Relaxed) != seq {
-            return Read::Other;
-        }
-        match Value::decode(value) {
-            None => Read::Other,
-            Some(_) if stored != *version => Read::Stale,
-            Some(value) => Read::Hit(value),
+        // An odd count was a write under way; a changed one, a write since.
+        let torn = (seq & 1) | (self.seq.load(Relaxed) ^ seq);
+        // One test on the way to a hit.
+        if torn | other | stale == 0 {
+            Read::Hit(Value::decode(value))
+        } else if torn | other != 0 {
+            Read::Other
+        } else {
+            Read::Stale
         }
     }
 
     /// The key of an occupied slot, `None` if empty. Only under the set's
     /// lock: no write can be under way.
-    fn key_locked(&self) -> Option<[u64; KEY_WORDS]> {
-        let value = load(&self.value);
-        (value != [0; VALUE_WORDS]).then(|| load(&self.key))
+    fn key_locked(&self) -> Option<Key> {
+        Key::from_words(load(&self.key))
     }
 
     /// Whether the slot holds exactly this. Only under the set's lock.
-    fn holds_locked(
-        &self,
-        key: [u64; KEY_WORDS],
-        version: &Version<V>,
-        value: [u64; VALUE_WORDS],
-    ) -> bool {
-        self.key_locked() == Some(key)
+    fn holds_locked(&self, key: &Key, version: &Version<V>, value: [u64; VALUE_WORDS]) -> bool {
+        self.key_locked().as_ref() == Some(key)
             && load(&self.version) == *version
             && load(&self.value) == value
     }
@@ -470,24 +516,30 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
     /// The index of the set `key` belongs in; `None` when there is no set.
     #[inline]
     pub fn set_of(&self, key: &Key) -> Option<usize> {
-        let sets = u64::try_from(self.sets.len()).ok().filter(|&n| n > 0)?;
+        let i = self.index(key);
+        (i < self.sets.len()).then_some(i)
+    }
+
+    /// [`Cache::set_of`], but 0 when there is no set.
+    #[inline]
+    fn index(&self, key: &Key) -> usize {
         // Lemire's reduction: the high half of hash * sets, below sets.
-        let wide = u128::from(key.hash()).wrapping_mul(u128::from(sets));
-        usize::try_from(wide >> 64).ok()
+        let sets = u128::from(u64::try_from(self.sets.len()).unwrap_or(0));
+        usize::try_from(u128::from(key.hash()).wrapping_mul(sets) >> 64).unwrap_or(0)
     }
 
     #[inline]
     fn set(&self, key: &Key) -> Option<&Set<V>> {
-        self.set_of(key).and_then(|i| self.sets.get(i))
+        self.sets.get(self.index(key))
     }
 
     /// The entry of `key`, if it has `version`. Takes no lock; writes shared
     /// memory only to set the entry's reference bit when it is clear.
+    #[inline]
     pub fn lookup(&self, key: &Key, version: &Version<V>) -> Lookup {
         let Some(set) = self.set(key) else {
             return Lookup::Miss;
         };
-        let key = key.words();
         for (slot, bit) in set.slots.iter().zip(WAY_BITS) {
             match slot.read(key, version) {
                 Read::Other => continue,
@@ -511,36 +563,30 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         let Some(lock) = set.try_lock() else {
             return Insert::Busy;
         };
-        let words = key.words();
         let value = value.encode();
         let mut keys = [None; WAYS];
         for (k, slot) in keys.iter_mut().zip(&set.slots) {
             *k = slot.key_locked();
         }
-        let (way, outcome) = if let Some(way) = keys.iter().position(|k| *k == Some(words)) {
+        let (way, outcome) = if let Some(way) = keys.iter().position(|k| k.as_ref() == Some(key)) {
             (way, Insert::Replaced)
         } else if let Some(way) = keys.iter().position(Option::is_none) {
             (way, Insert::New)
         } else {
             let way = set.victim(&lock);
-            let [ino, sb, generation] = keys.get(way).copied().flatten().unwrap_or_default();
-            let evicted = Key {
-                sb,
-                ino,
-                generation: u32::try_from(generation).unwrap_or(0),
-            };
+            let evicted = keys.get(way).copied().flatten().unwrap_or_default();
             (way, Insert::Evicted(evicted))
         };
         let Some(slot) = set.slots.get(way) else {
             return Insert::Busy;
         };
         // Rewriting the same words would only make concurrent readers miss.
-        if !slot.holds_locked(words, version, value) {
+        if !slot.holds_locked(key, version, value) {
             if outcome != Insert::Replaced {
                 let bit = WAY_BITS.get(way).copied().unwrap_or(0);
                 set.referenced.fetch_and(!bit, Relaxed);
             }
-            slot.write(words, version, value);
+            slot.write(key.words(), version, value);
         }
         outcome
     }
@@ -554,11 +600,10 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         let Some(_lock) = set.try_lock() else {
             return Remove::Busy;
         };
-        let words = key.words();
         match set
             .slots
             .iter()
-            .find(|slot| slot.key_locked() == Some(words))
+            .find(|slot| slot.key_locked().as_ref() == Some(key))
         {
             Some(slot) => {
                 slot.write([0; KEY_WORDS], &[0; V], [0; VALUE_WORDS]);
