@@ -169,6 +169,87 @@ TEST_F(records, same_fields_as_mmap2)
 	ASSERT_STREQ(fx.path, r3->filename);
 }
 
+/*
+ * A path of @len characters under @base, made of directories of 200
+ * characters and a file name that fills the rest; the directories are
+ * created. 0, or -1 when @len is too short for @base.
+ */
+static int long_path(char *out, size_t len, const char *base)
+{
+	size_t n;
+
+	snprintf(out, len + 1, "%s", base);
+	if (mkdir(out, 0755) && errno != EEXIST)
+		return -1;
+	while ((n = strlen(out)) + 1 + 255 < len) {
+		out[n] = '/';
+		memset(out + n + 1, 'd', 200);
+		out[n + 201] = 0;
+		if (mkdir(out, 0755) && errno != EEXIST)
+			return -1;
+	}
+	if (n + 2 > len)
+		return -1;
+	out[n] = '/';
+	memset(out + n + 1, 'f', len - n - 1);
+	out[len] = 0;
+	return 0;
+}
+
+/* Removes what long_path() made. */
+static void long_path_remove(char *path, const char *base)
+{
+	char *slash;
+
+	unlink(path);
+	while ((slash = strrchr(path, '/')) && slash - path >= (long)strlen(base)) {
+		*slash = 0;
+		rmdir(path);
+	}
+}
+
+/*
+ * The longest name perf_event_mmap() reports (d_path() into PATH_MAX - 8
+ * bytes: 4087 characters and the NUL) comes out as MMAP2's, NUL-terminated
+ * and padded; one character more is "//toolong" in both.
+ */
+TEST_F(records, longest_name)
+{
+	const char *base = "/tmp/mmap3-longest-name";
+	static char path[PATH_MAX + 8];
+	size_t lens[] = { PATH_MAX - 9, PATH_MAX - 8 };
+	struct fixture fx;
+	int i;
+
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
+	for (i = 0; i < 2; i++) {
+		const struct mmap3_record *r3;
+		const struct mmap2_record *r2;
+
+		seen_free(&self->s);
+		memset(&self->s, 0, sizeof(self->s));
+		ASSERT_EQ(0, long_path(path, lens[i], base)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(lens[i], strlen(path));
+		ASSERT_EQ(0, copy_file(fx.path, path));
+		ASSERT_NE(NULL, map_file(_metadata, path, PROT_READ | PROT_EXEC,
+					 &self->r3, &self->r2, &self->s));
+		long_path_remove(path, base);
+		ASSERT_EQ(1, self->s.n3);
+		ASSERT_EQ(1, self->s.n2);
+		r3 = self->s.r3;
+		r2 = self->s.r2;
+		check_layout(_metadata, r3);
+		check_build_id(_metadata, r3, &fx);
+		ASSERT_STREQ(r2->filename, r3->filename);
+		if (i == 0) {
+			ASSERT_EQ(lens[i], strlen(r3->filename));
+		} else {
+			ASSERT_STREQ("//toolong", r3->filename);
+		}
+	}
+	rmdir(base);
+}
+
 /* A data mapping (no PROT_EXEC) is reported with mmap_data, as MMAP2 does. */
 TEST_F(records, data_mapping)
 {

@@ -8,21 +8,25 @@
 #include <linux/module.h>
 #include <linux/perf_event.h>
 
-static void mmap3_test_provider_mmap(struct perf_mmap3_provider *provider,
-				     struct vm_area_struct *vma,
-				     const struct perf_mmap3_info *info)
+static int mmap3_test_provider_lookup(struct perf_mmap3_provider *provider,
+				      struct vm_area_struct *vma,
+				      struct perf_mmap3_build_id *id)
 {
-	struct perf_mmap3_info record = *info;
+	id->status = PERF_MMAP3_BUILD_ID_SKIPPED;
+	return 0;
+}
 
-	record.build_id_size = 0;
-	record.build_id_status = PERF_MMAP3_BUILD_ID_SKIPPED;
-	memset(record.build_id, 0, sizeof(record.build_id));
-	perf_mmap3_output(&record);
+/* Never called: the lookup always answers. */
+static void mmap3_test_provider_read(struct perf_mmap3_provider *provider,
+				     struct file *file, struct perf_mmap3_build_id *id)
+{
+	id->status = PERF_MMAP3_BUILD_ID_SKIPPED;
 }
 
 static struct perf_mmap3_provider mmap3_test_provider = {
 	.owner	= THIS_MODULE,
-	.mmap	= mmap3_test_provider_mmap,
+	.lookup	= mmap3_test_provider_lookup,
+	.read	= mmap3_test_provider_read,
 };
 
 static int __init mmap3_test_provider_init(void)
