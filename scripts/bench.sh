@@ -161,9 +161,15 @@ done
 
 dir=$MMAP3_CACHE/bench
 mkdir -p "$dir"
-report=$dir/report-$(date +%Y%m%d-%H%M%S).md
+stamp=$(date +%Y%m%d-%H%M%S)
+report=$dir/report-$stamp.md
+# The cache hit's instructions in the host crate (callgrind counts repeat
+# exactly); the report holds it against its target.
+log "host: the instructions of a cache hit (buildid/callgrind-hit.sh)"
+CARGO_TARGET_DIR="$MMAP3_WORK/buildid-target" "$MMAP3_ROOT/buildid/callgrind-hit.sh" 1000000 \
+	>"$dir/callgrind-$stamp.txt" || log "buildid/callgrind-hit.sh failed"
 python3 "$MMAP3_ROOT/scripts/bench_report.py" --retries "$retries" --patched "${patched[@]}" \
-	--upstream "${upstream[@]}" >"$report"
+	--upstream "${upstream[@]}" --callgrind "$dir/callgrind-$stamp.txt" >"$report"
 cat "$report"
 echo
 log "report: $report; make bench took $((SECONDS - start)) s"

@@ -9,7 +9,7 @@
 # (PERF_KVER, scripts/lib.sh), is not a bookworm package:
 # scripts/kernel-source.sh downloads it. perf needs nothing more than the
 # kernel: libelf-dev, zlib1g-dev, flex, bison, make, gcc. valgrind:
-# buildid/callgrind-hit.sh, a test (which installs it too, run alone).
+# buildid/callgrind-hit.sh, in make bench (which installs it too, run alone).
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms

@@ -19,7 +19,7 @@
 #      (tests/perf/host-shell.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
-#      buildid/), and the instructions of a cache hit (buildid/callgrind-hit.sh),
+#      buildid/),
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
 #      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh);
@@ -104,14 +104,6 @@ if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
 	count "$p" "$f" 0
 
-	# One test more: a cache hit within 80 instructions, as callgrind
-	# counts them (a few seconds; the counts repeat exactly).
-	log "host test: the instructions of a cache hit (buildid/callgrind-hit.sh)"
-	if CARGO_TARGET_DIR="$MMAP3_WORK/buildid-target" "$MMAP3_ROOT/buildid/callgrind-hit.sh" >&2; then
-		count 1 0 0
-	else
-		count 0 1 0
-	fi
 fi
 
 read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
