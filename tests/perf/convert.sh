@@ -23,6 +23,8 @@
 #    pipe to file);
 #  - perf inject reads no mapped file: with the program replaced by
 #    another after recording, the build-ids are still the recorded ones;
+#  - a pipe recorded by upstream's perf, whose last feature record has the
+#    number of HEADER_MMAP3_STATUS, reads as before;
 #  - a small file made from the output (mmap3-status-data.py minimal) reads
 #    the same little- and big-endian, as a file and a pipe; its feature
 #    damaged (truncated, a huge count, a bad entry size, keys that do not
@@ -238,6 +240,19 @@ check "upstream's perf script of the pipe: exit 0, the FOUND build-ids in order"
 	eval '[ "$(rc old-pipe)" = 0 ] && ! grep -q "unknown events" "$tmp/old-pipe.out" &&
 	      sed -n "s/.*PERF_RECORD_MMAP2 .*<\([0-9a-f]\{1,\}\)>\]: .*/\1/p" "$tmp/old-pipe.map" |
 	      cmp -s "$tmp/in.bids" -'
+
+# A pipe of upstream's perf: its HEADER_LAST_FEATURE mark, a feature
+# record without data, has the number of HEADER_MMAP3_STATUS (35). It
+# must end the features as it does for upstream's perf.
+"$old" record -e task-clock -o - -- "$old" test -w noploop 0.2 >"$tmp/upstream-pipe.data" 2>/dev/null
+"$asan" script -i - <"$tmp/upstream-pipe.data" >"$tmp/up-script.out" 2>&1
+echo $? >"$tmp/up-script.rc"
+timeout 60 "$asan" report -i - --header-only <"$tmp/upstream-pipe.data" >"$tmp/up-header.out" 2>&1
+echo $? >"$tmp/up-header.rc"
+check "a pipe of upstream's perf: perf script reads its samples, report --header-only ends, no HEADER_MMAP3_STATUS warning" \
+	eval 'ok0 up-script && grep -q noploop "$tmp/up-script.out" && ok0 up-header &&
+	      grep -q "^# cmdline" "$tmp/up-header.out" &&
+	      ! grep -q HEADER_MMAP3_STATUS "$tmp/up-script.out" "$tmp/up-header.out"'
 
 # 4. Cross-endian and damaged features, on a small file made from the output.
 "$stat" minimal "$tmp/out.data" "$tmp/le.data" | sed 's/^/# /'
