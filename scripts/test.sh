@@ -16,7 +16,10 @@
 #      crafted MMAP3 records read by the patched perf built with ASan
 #      (tests/perf/crafted.sh, on the host), the series' perf shell tests
 #      that need a compiler, with an unpatched and the patched perf
-#      (tests/perf/host-shell.sh, on the host), the benchmark's programs
+#      (tests/perf/host-shell.sh, on the host), perf inject
+#      --convert-mmap3 read by the patched perf and an unpatched one,
+#      cross-endian and damaged (tests/perf/convert.sh, on the host), the
+#      benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
 #      buildid/),
@@ -86,6 +89,7 @@ host_tap() {
 host_tap old-perf.sh "how an unpatched perf reads MMAP3"
 host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
 host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
+host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstream's perf"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

@@ -25,7 +25,9 @@
 #  - perf inject of the first file: -b and --buildid-all must put both
 #    build-ids in the header's table; --mmap2-buildid-all must write MMAP2
 #    records with them that upstream's perf (MMAP3_KERNEL=upstream
-#    scripts/perf.sh) reads and resolves.
+#    scripts/perf.sh) reads and resolves, and, for an IO_ERROR or SKIPPED
+#    record, without a build-id, which the patched perf reads back with
+#    its status (HEADER_MMAP3_STATUS; tests/perf/convert.sh tests it).
 #
 # Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
 # record.
@@ -189,13 +191,20 @@ for kind in ioerror skipped; do
 		eval 'sane $kind-gone && awk -v r="${runs%% *}:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
 		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out" &&
 		      awk -v s="$shares" '\''BEGIN { split(s, x, " "); exit !(x[2] >= 90) }'\'''
+	# Upstream's perf reads the MMAP2 records as they are; the patched
+	# one reads them as the MMAP3 records they were (HEADER_MMAP3_STATUS).
 	run "$kind-mmap2" "$asan" inject --mmap2-buildid-all -i "$tmp/$kind.data" -o "$tmp/$kind-mmap2.data"
-	run "$kind-mmap2-script" "$perf" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
+	run "$kind-mmap2-script" "$old" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
 	grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | sed 's/^ */# /'
-	check "$status: inject --mmap2-buildid-all: alpha's MMAP2 without a build-id, beta's with its own" \
+	check "$status: inject --mmap2-buildid-all: alpha's MMAP2 without a build-id, beta's with its own (upstream's perf)" \
 		eval '[ "$(rc $kind-mmap2)" = 0 ] && sane $kind-mmap2 &&
 		      [ "$(grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -c "PERF_RECORD_MMAP2 .*<")" = 1 ] &&
 		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>"'
+	run "$kind-mmap2-new" "$asan" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
+	check "$status: the patched perf reads it with alpha's status $status, beta's build-id" \
+		eval 'sane $kind-mmap2-new &&
+		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-new.out" | grep -q "PERF_RECORD_MMAP3 .*<> $status\]" &&
+		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-new.out" | grep -q "PERF_RECORD_MMAP3 .*<$bid_beta> FOUND\]"'
 done
 "$conv" --stat-ids --no-attr "$tmp/mmap2.data" "$tmp/noattr.data" >/dev/null
 check "no attr.mmap3: no crash, no ASan report" tools noattr "$tmp/noattr.data"

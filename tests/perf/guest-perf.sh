@@ -164,6 +164,56 @@ default_record() {
 		perf script -i "$data" --show-mmap-events 2>/dev/null | grep -q 'PERF_RECORD_MMAP3 .*r-xp /tests/perf/alpha$'
 }
 
+# convert_upstream: a perf record --mmap3 file (alpha, FOUND; the [vdso],
+# NO_FILE) written as MMAP2 records by perf inject --convert-mmap3, to a
+# file and to a pipe, read by upstream's perf (7.3 without the series, which
+# stops at an MMAP3 record): exit 0, no unknown record, as many MMAP2
+# records as the input has MMAP3 ones, the FOUND records' build-ids in
+# their order (alpha's among them), alpha's build-id in its buildid-list,
+# alpha's samples in alpha. perf inject's checks of its own output are
+# those of the perf test (inject_mmap3.sh).
+convert_upstream() {
+	command -v perf-upstream >/dev/null || { echo "# no perf-upstream"; return 1; }
+	d=/tmp/convert
+	rm -rf "$d"
+	mkdir -p "$d/home"
+	export HOME=$d/home
+	perf record --mmap3 -e task-clock -o "$d/in.data" -- /tests/perf/alpha 0.3 \
+		>"$d/record.out" 2>&1 || { sed 's/^/# /' "$d/record.out"; return 1; }
+	perf inject --convert-mmap3 -i "$d/in.data" -o "$d/file.data" &&
+		perf inject --convert-mmap3 -i "$d/in.data" -o - >"$d/pipe.data" || return 1
+	perf script -i "$d/in.data" --show-mmap-events 2>/dev/null | grep PERF_RECORD_MMAP3 >"$d/in.map"
+	sed 's/^ */# input: /' "$d/in.map"
+	n=$(wc -l <"$d/in.map")
+	sed -n 's/.*<\([0-9a-f][0-9a-f]*\)> FOUND\]: .*/\1/p' "$d/in.map" >"$d/in.bids"
+	bid=$(perf buildid-list -i /tests/perf/alpha)
+	rc=0
+	grep -qx "$bid" "$d/in.bids" && grep -q -v 'FOUND\]' "$d/in.map" ||
+		{ echo "# expected alpha FOUND ($bid) and a record without a build-id"; rc=1; }
+	for f in file pipe; do
+		if [ $f = pipe ]; then
+			perf-upstream script -i - --show-mmap-events <"$d/pipe.data" >"$d/$f.script" 2>&1
+		else
+			perf-upstream script -i "$d/file.data" --show-mmap-events >"$d/$f.script" 2>&1
+		fi
+		r=$?
+		m=$(grep -c PERF_RECORD_MMAP2 "$d/$f.script")
+		sed -n 's/.*PERF_RECORD_MMAP2 .*<\([0-9a-f][0-9a-f]*\)>\]: .*/\1/p' "$d/$f.script" >"$d/$f.bids"
+		echo "# upstream perf script of the $f: exit $r, $m MMAP2 records (the input: $n MMAP3)"
+		if [ "$r" != 0 ] || [ "$m" != "$n" ] || grep -q 'unknown events' "$d/$f.script" ||
+			! cmp -s "$d/in.bids" "$d/$f.bids"; then
+			grep -e PERF_RECORD_MMAP -e unknown "$d/$f.script" | sed 's/^ */#   /'
+			rc=1
+		fi
+	done
+	perf-upstream buildid-list -i "$d/file.data" --with-hits 2>/dev/null | grep -q "^$bid /tests/perf/alpha\$" ||
+		{ echo "# upstream perf buildid-list: no $bid /tests/perf/alpha"; rc=1; }
+	top=$(perf-upstream report -i "$d/file.data" --stdio --sort sym 2>/dev/null | grep -v '^#' | grep -m1 '%')
+	echo "# upstream perf report, top symbol: $top"
+	echo "$top" | grep -q alpha || rc=1
+	return $rc
+}
+
 if grep -q '^mmap3 ' /proc/modules; then
 	echo "# mmap3 already loaded: skipping the test without the module"
 else
@@ -172,10 +222,12 @@ else
 	insmod /tests/mmap3.ko || echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
 fi
 tap perf_record_mmap3_sh sh /tests/perf/tests/record_mmap3.sh
+tap perf_inject_mmap3_sh sh /tests/perf/tests/inject_mmap3.sh
 tap perf_mmap3_report with_module
 if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
 	tap perf_mmap3_replaced_by_rename check_replaced rename
 	tap perf_mmap3_synthesized_replaced synth_replaced
+	tap perf_convert_mmap3_upstream convert_upstream
 	tap perf_default_mmap2_with_module default_record
 fi
