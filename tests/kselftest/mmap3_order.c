@@ -69,12 +69,12 @@ static int by_time(const void *a, const void *b)
 	return ta < tb ? -1 : ta > tb;
 }
 
-static void check_found(struct __test_metadata *_metadata, const struct mmap3_record *r,
-			 const struct fixture *fx)
+static void check_found(struct __test_metadata *_metadata,
+			const struct mmap3_record *r, const struct fixture *fx)
 {
 	ASSERT_STREQ(fx->path, r->filename);
-	ASSERT_EQ(1, r->build_id_status) TH_LOG("%s: %s", r->filename,
-						 status_name(r->build_id_status));
+	ASSERT_EQ(1, r->build_id_status)
+		TH_LOG("%s: %s", r->filename, status_name(r->build_id_status));
 	ASSERT_EQ(fx->build_id_size, r->build_id_size);
 	ASSERT_EQ(0, memcmp(fx->build_id, r->build_id, fx->build_id_size));
 }
