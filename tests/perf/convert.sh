@@ -36,29 +36,9 @@
 # record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-"$MMAP3_ROOT/scripts/perf.sh"
-"$MMAP3_ROOT/scripts/perf.sh" --asan
-MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
-perf=$PERF_BUILD/perf
-asan=$PERF_ASAN_BUILD/perf
-old=$PERF_UPSTREAM_BUILD/perf
-conv=$MMAP3_ROOT/tests/perf/mmap3-perf-data.py
-stat=$MMAP3_ROOT/tests/perf/mmap3-status-data.py
-
-tmp=$(mktemp -d /tmp/mmap3-convert.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export HOME=$tmp/home
-mkdir -p "$HOME"
-export ASAN_OPTIONS=detect_leaks=0:exitcode=99
-
 . "$MMAP3_ROOT/tests/perf/tap.sh"
-# sane NAME: no signal (129..159), no ASan exit (99) or report.
-sane() {
-	local r
-	r=$(rc "$1")
-	[ "$r" != 99 ] && { [ "$r" -le 128 ] || [ "$r" -ge 160 ]; } &&
-		! grep -qE 'AddressSanitizer|runtime error|Segmentation fault|Aborted' "$tmp/$1.out"
-}
+perfs_setup convert
+stat=$MMAP3_ROOT/tests/perf/mmap3-status-data.py
 # ok0 NAME: exit 0 and sane.
 ok0() { [ "$(rc "$1")" = 0 ] && sane "$1"; }
 # mappings NAME PERF FILE|-: the mapping lines of perf script, in

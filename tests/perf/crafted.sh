@@ -33,29 +33,8 @@
 # record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
-"$MMAP3_ROOT/scripts/perf.sh"
-"$MMAP3_ROOT/scripts/perf.sh" --asan
-MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
-perf=$PERF_BUILD/perf
-asan=$PERF_ASAN_BUILD/perf
-old=$PERF_UPSTREAM_BUILD/perf
-conv=$MMAP3_ROOT/tests/perf/mmap3-perf-data.py
-
-tmp=$(mktemp -d /tmp/mmap3-crafted.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-export HOME=$tmp/home
-mkdir -p "$HOME"
-# Leaks at exit are not what this looks for; an ASan error exits 99.
-export ASAN_OPTIONS=detect_leaks=0:exitcode=99
-
 . "$MMAP3_ROOT/tests/perf/tap.sh"
-# sane NAME: no signal (129..159), no ASan exit (99) or report.
-sane() {
-	local r
-	r=$(rc "$1")
-	[ "$r" != 99 ] && { [ "$r" -le 128 ] || [ "$r" -ge 160 ]; } &&
-		! grep -qE 'AddressSanitizer|runtime error|Segmentation fault|Aborted' "$tmp/$1.out"
-}
+perfs_setup crafted
 
 echo "TAP version 13"
 for fn in alpha beta; do
