@@ -16,6 +16,10 @@
  * - migration: a task maps a cold file on CPU 0 and is moved to CPU 1
  *   during the read. The record belongs to CPU 0's CPU-wide events, as
  *   MMAP2's does, and not to CPU 1's, with the task's pid and tid.
+ * - fork: T1 maps a cold file at X, T2 then forks. perf gives the child a
+ *   copy of its view of the parent's mappings at the PERF_RECORD_FORK, so
+ *   that record must come after T1's, or the child, which has T1's file at
+ *   X, has nothing there in perf.
  */
 #include "mmap3_util.h"
 #include "mmap3_dm.h"
@@ -236,6 +240,86 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	munmap(x, psz);
 	close(a.fd);
 	close(fd2);
+}
+
+/* The MMAP3 records that cover X, and the PERF_RECORD_FORK of process @pid. */
+struct fork_seen {
+	struct covering c;
+	pid_t pid;
+	int n;
+	__u64 time;
+};
+
+static void fork_find(const struct perf_event_header *h, void *ctx)
+{
+	struct fork_seen *f = ctx;
+	const __u32 *pid = (const void *)(h + 1);	/* pid, ppid, tid, ptid */
+
+	covering_add(h, &f->c);
+	if (h->type != PERF_RECORD_FORK || pid[0] != (__u32)f->pid || pid[2] != (__u32)f->pid)
+		return;
+	f->n++;
+	f->time = record_sample_id(h).time;
+}
+
+TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	struct fork_seen f = { .c = { .pid = getpid(), .len = psz } };
+	struct t1_args a = { .len = psz };
+	struct covering *c = &f.c;
+	struct cpu_rings cr;
+	struct fixture cold;
+	pthread_t t1;
+	int i, status;
+	__u64 t_map;
+	void *x;
+
+	ASSERT_EQ(0, fixture_get("bid16.elf", &cold));
+	snprintf(cold.path, sizeof(cold.path), "%s/bid16.elf", self->disk.mnt);
+	a.fd = open(cold.path, O_RDONLY);
+	ASSERT_LE(0, a.fd);
+	x = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	a.at = x;
+	c->addr = (unsigned long)x;
+	ASSERT_EQ(0, drop_page_cache());
+	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
+	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
+
+	ASSERT_EQ(0, pthread_create(&t1, NULL, t1_map, &a));
+	for (i = 0; i < 20000; i++) {
+		pid_t tid = load_acquire(&a.tid);
+
+		if (tid && task_state(tid) == 'D')
+			break;
+		usleep(100);
+	}
+	ASSERT_GT(20000, i) TH_LOG("T1 never waited for the disk: no deferred read");
+	/* T2 (this thread) forks while T1's record waits for the read. */
+	f.pid = fork();
+	ASSERT_LE(0, f.pid);
+	if (!f.pid)
+		_exit(0);
+	ASSERT_EQ(f.pid, waitpid(f.pid, &status, 0));
+	ASSERT_EQ(0, pthread_join(t1, NULL));
+	ASSERT_EQ(1, a.mapped);
+	dm_disk_delay(&self->disk, 0);
+
+	for (i = 0; i < cr.n; i++)
+		ring_drain(&cr.ring[i], fork_find, &f);
+	cpu_rings_close(&cr);
+	ASSERT_EQ(1, c->rs.n) TH_LOG("%d MMAP3 records for X, not T1's", c->rs.n);
+	check_found(_metadata, (const void *)c->rs.v[0], &cold);
+	ASSERT_EQ(1, f.n) TH_LOG("%d PERF_RECORD_FORK of the child", f.n);
+	t_map = record_sample_id(c->rs.v[0]).time;
+	TH_LOG("T1's MMAP3 at %llu, the child's FORK at %llu", (unsigned long long)t_map,
+	       (unsigned long long)f.time);
+	ASSERT_LT(t_map, f.time) TH_LOG("the child's FORK came before T1's mapping it copied");
+
+	records_free(&c->rs);
+	munmap(x, psz);
+	close(a.fd);
 }
 
 TEST_F_TIMEOUT(slow_disk, cpu_wide_event_of_the_mapping_cpu, 120)
