@@ -19,7 +19,8 @@
 #                                        the perf test) and its libraries,
 #                                        and tests/ with the perf test
 #                                        scripts of MMAP3 (record_mmap3.sh,
-#                                        inject_mmap3.sh).
+#                                        inject_mmap3.sh,
+#                                        build_id_status.sh).
 #   scripts/perf.sh --asan               the same perf built with
 #                                        AddressSanitizer, into
 #                                        $PERF_ASAN_BUILD (host tests only).
@@ -151,7 +152,7 @@ if [ "$asan" = 0 ]; then
 		/*) cp -L "$lib" "$guest/lib/" && libs+=("${lib##*/}") ;;
 		esac
 	done < <(ldd "$out/perf" | awk '$2 == "=>" { print $3 } $1 ~ /^\// { print $1 }')
-	for t in record_mmap3.sh inject_mmap3.sh; do
+	for t in record_mmap3.sh inject_mmap3.sh build_id_status.sh; do
 		t=$src/tools/perf/tests/shell/$t
 		[ ! -f "$t" ] || cp "$t" "$guest/tests/"
 	done

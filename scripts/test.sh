@@ -19,7 +19,8 @@
 #      (tests/perf/host-shell.sh, on the host), perf inject
 #      --convert-mmap3 read by the patched perf and an unpatched one,
 #      cross-endian and damaged (tests/perf/convert.sh, on the host), the
-#      benchmark's programs
+#      build-id statuses of samples and DSOs and perf's C test of MMAP3
+#      records (tests/perf/status.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
 #      buildid/),
@@ -90,6 +91,7 @@ host_tap old-perf.sh "how an unpatched perf reads MMAP3"
 host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
 host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
 host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstream's perf"
+host_tap status.sh "build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

@@ -223,6 +223,7 @@ else
 fi
 tap perf_record_mmap3_sh sh /tests/perf/tests/record_mmap3.sh
 tap perf_inject_mmap3_sh sh /tests/perf/tests/inject_mmap3.sh
+tap perf_build_id_status_sh sh /tests/perf/tests/build_id_status.sh
 tap perf_mmap3_report with_module
 if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
