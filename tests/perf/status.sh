@@ -20,6 +20,9 @@
 #  - the same file with the first program's record made IO_ERROR
 #    (--mangle ioerror): its samples have IO_ERROR, in both tools;
 #  - the MMAP2 recording: every sample N/A (no MMAP3 record made its DSO);
+#  - perf report --stats (0020): the samples per status and the DSOs with
+#    samples per status are those of perf script; no such table for the
+#    MMAP2 recording;
 #  - perf buildid-list --with-status (alone, with --with-hits, on the
 #    IO_ERROR file): each listed file's build-id and status as readelf -n
 #    says, the IO_ERROR program without a build-id; without --with-status
@@ -131,6 +134,36 @@ check "MMAP2 recording: every sample N/A in perf script and perf report" \
 	eval 'sane mmap2 && [ -s "$tmp/mmap2.samples" ] &&
 	      [ "$(awk "{ print \$NF }" "$tmp/mmap2.samples" | sort -u)" = N/A ] &&
 	      [ "$(awk "{ print \$1 }" "$tmp/mmap2-report.status")" = N/A ]'
+
+# perf report --stats: "STATUS SAMPLES DSOS WITH_SAMPLES" per status,
+# sorted, from its table; stats_of_script NAME: "STATUS SAMPLES - DSOS"
+# from NAME.samples (perf script), the DSOs being the distinct ones with
+# samples ([unknown] is no DSO).
+stats_table() {
+	run "$1" "$asan" report -i "$2" --stats
+	sed -n '/^Samples and DSOs per build-id status/,$p' "$tmp/$1.out" |
+		awk '$3 == "(" || $3 ~ /^\(/ { print $1, $2, $(NF - 1), $NF }' | sort
+}
+stats_of_script() {
+	awk '{ st = $NF; $NF = ""; n[st]++; if ($0 != "[unknown] " && !seen[st, $0]++) d[st]++ }
+	     END { for (s in n) print s, n[s], d[s] + 0 }' "$tmp/$1.samples" | sort
+}
+for f in mmap3 ioerror; do
+	stats_table "stats-$f" "$tmp/$f.data" >"$tmp/stats-$f.table"
+	sed 's/^/# report --stats: /' "$tmp/stats-$f.table"
+	name=$([ $f = mmap3 ] && echo script || echo ioerror)
+	check "perf report --stats ($f): exit 0, ASan quiet, samples and DSOs with samples per status as perf script gives them" \
+		eval '[ "$(rc stats-$f)" = 0 ] && sane stats-$f && grep -q "MMAP3 events" "$tmp/stats-$f.out" &&
+		      [ -s "$tmp/stats-$f.table" ] &&
+		      [ "$(awk "\$2 > 0 { print \$1, \$2, \$4 }" "$tmp/stats-$f.table")" = "$(stats_of_script $name)" ] &&
+		      awk "\$3 < \$4 { exit 1 }" "$tmp/stats-$f.table"'
+done
+check "perf report --stats (ioerror): withbid's samples counted IO_ERROR" \
+	eval 'grep -q "^IO_ERROR $(grep -c "^$tmp/withbid IO_ERROR\$" "$tmp/ioerror.samples") 1 1\$" "$tmp/stats-ioerror.table"'
+run stats-mmap2 "$asan" report -i "$tmp/mmap2.data" --stats
+check "perf report --stats of the MMAP2 recording: no build-id status table" \
+	eval '[ "$(rc stats-mmap2)" = 0 ] && sane stats-mmap2 && grep -q "SAMPLE events" "$tmp/stats-mmap2.out" &&
+	      ! grep -q "per build-id status" "$tmp/stats-mmap2.out"'
 
 # perf buildid-list --with-status: "<build-id or -> <status> <path>".
 # elf_line FILE: that line as readelf -n says it.
