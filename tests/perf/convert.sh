@@ -170,7 +170,8 @@ sed 's/^/# /' "$tmp/out-st.st"
 run in-report "$asan" report -i "$tmp/in.data" --stdio --sort pid,dso,sym -n
 run out-report "$asan" report -i "$tmp/out.data" --stdio --sort pid,dso,sym -n
 check "patched perf report: the input's, the warning about $p (IO_ERROR) included" \
-	eval 'ok0 out-report && grep -qx "  $p (IO_ERROR)" "$tmp/out-report.out" &&
+	eval 'ok0 out-report && grep -qx "#  $p (IO_ERROR)" "$tmp/out-report.out" &&
+	      grep -qx "#  $p (IO_ERROR)" "$tmp/in-report.out" &&
 	      diff <(grep -v "^#" "$tmp/in-report.out") <(grep -v "^#" "$tmp/out-report.out") >/dev/null'
 run in-buildids "$asan" buildid-list -i "$tmp/in.data" --with-hits
 run out-buildids "$asan" buildid-list -i "$tmp/out.data" --with-hits

@@ -149,8 +149,8 @@ for kind in ioerror skipped; do
 	"$conv" --stat-ids --mangle "$kind" --mangle-file "/p" "$tmp/mmap2.data" "$tmp/$kind.data" >/dev/null
 	run "$kind-report" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym
 	check "$status: perf report names $p among the maps with samples and no build-id" \
-		eval 'sane $kind-report && grep -q "whose PERF_RECORD_MMAP3 has no build-id" "$tmp/$kind-report.out" &&
-		      grep -qx "  $p ($status)" "$tmp/$kind-report.out"'
+		eval 'sane $kind-report && grep -q "whose PERF_RECORD_MMAP3 has no\$" "$tmp/$kind-report.out" &&
+		      grep -qx "#  $p ($status)" "$tmp/$kind-report.out"'
 	run "$kind-stats" "$asan" report -i "$tmp/$kind.data" --stats
 	grep -A4 'MMAP3 events' "$tmp/$kind-stats.out" | sed 's/^/# /'
 	check "$status: perf report --stats counts 1 MMAP3 record $status, the others FOUND or NO_FILE" \

@@ -19,6 +19,8 @@
 #    are those perf script gives it;
 #  - the same file with the first program's record made IO_ERROR
 #    (--mangle ioerror): its samples have IO_ERROR, in both tools;
+#  - perf report --stdio of the IO_ERROR file names withbid in a warning
+#    in its '#' header (0021), not on stderr; none without such a map;
 #  - the MMAP2 recording: every sample N/A (no MMAP3 record made its DSO);
 #  - perf report --stats (0020): the samples per status and the DSOs with
 #    samples per status are those of perf script; no such table for the
@@ -127,6 +129,20 @@ per_status ioerror >"$tmp/ioerror.status"
 check "IO_ERROR: perf report counts per status those of perf script" \
 	eval 'sane ioerror-report && grep -q "^IO_ERROR " "$tmp/ioerror-report.status" &&
 	      cmp -s "$tmp/ioerror-report.status" "$tmp/ioerror.status"'
+
+# The warning about samples in maps without a build-id, IO_ERROR here: in
+# the '#' header of perf report --stdio (stdout), not on stderr.
+"$asan" report -i "$tmp/ioerror.data" --stdio >"$tmp/warn.stdout" 2>"$tmp/warn.stderr"
+echo $? >"$tmp/warn.rc"
+sed -n '/^# Warning/,/^#$/p' "$tmp/warn.stdout" | sed 's/^/# /'
+check "perf report --stdio: the IO_ERROR map ($tmp/withbid) named in the '#' header, before the entries; nothing on stderr" \
+	eval '[ "$(rc warn)" = 0 ] && ! grep -q AddressSanitizer "$tmp/warn.stderr" &&
+	      sed -n "/^# Warning: samples in 1 map whose PERF_RECORD_MMAP3 has no\$/,/^[^#]/p" "$tmp/warn.stdout" |
+	      grep -qx "#  $tmp/withbid (IO_ERROR)" &&
+	      ! grep -q -e "no build-id" -e "IO_ERROR" "$tmp/warn.stderr"'
+"$asan" report -i "$tmp/mmap3.data" --stdio >"$tmp/nowarn.stdout" 2>&1
+check "perf report --stdio: no such warning when every sampled map has its build-id or none to have" \
+	eval '! grep -q "# Warning: samples in" "$tmp/nowarn.stdout"'
 
 script mmap2 "$tmp/mmap2.data"
 report_status mmap2-report "$tmp/mmap2.data" >"$tmp/mmap2-report.status"
