@@ -136,6 +136,11 @@ for kind in short16 short96 nonul bidsize status nofound; do
 		check "$kind: perf report warns about a malformed MMAP3 record, exit 0" \
 			eval '[ "$(rc $kind-report)" = 0 ] && grep -q "1 PERF_RECORD_MMAP3 records were malformed" "$tmp/$kind-report.out"'
 		;;
+	status)
+		# A status this perf does not know (200): its number.
+		check "$kind: perf script shows the unknown status as its number (200), without a build-id" \
+			grep -qE "PERF_RECORD_MMAP3 .*<> 200\]: r-xp $p\$" "$tmp/$kind-script.out"
+		;;
 	*)
 		check "$kind: perf script shows the record's status as INVALID, without a build-id" \
 			grep -qE "PERF_RECORD_MMAP3 .*<> INVALID\]: r-xp $p\$" "$tmp/$kind-script.out"
