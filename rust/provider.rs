@@ -42,11 +42,22 @@ pub(crate) enum Status {
     Skipped = 7,
 }
 
+/// Each status is the uapi's, and [`Status::from_u8`] knows them all.
 macro_rules! assert_uapi {
     ($($variant:ident = $c:ident),* $(,)?) => {
         const _: () = {
             $(assert!(Status::$variant as u32 == bindings::$c);)*
         };
+
+        impl Status {
+            /// The status whose number is `n`, if any.
+            pub(crate) const fn from_u8(n: u8) -> Option<Status> {
+                $(if n == Status::$variant as u8 {
+                    return Some(Status::$variant);
+                })*
+                None
+            }
+        }
     };
 }
 

@@ -27,7 +27,7 @@ mod provider;
 mod stats;
 
 use compat::{File, InPlaceModule, VmaRef};
-use file::{FileExt as _, Identity, Superblocks, UnlockedFile, VmaFile as _};
+use file::{FileExt as _, Identity, PageReader, Superblocks, UnlockedFile, VmaFile as _};
 use provider::{BuildIdOut, Defer, Registration, Status};
 use stats::Stat;
 
@@ -55,20 +55,8 @@ impl Answer {
             Answer::Found(id) => out.set(Status::Found, id.as_bytes()),
             Answer::Missing(status) => out.set(*status, &[]),
             Answer::Cached(value) => {
-                const ALL: [Status; 7] = [
-                    Status::Found,
-                    Status::NoFile,
-                    Status::NotElf,
-                    Status::NoBuildId,
-                    Status::Malformed,
-                    Status::IoError,
-                    Status::Skipped,
-                ];
                 // The cache holds only what `to_value` made.
-                let status = ALL
-                    .into_iter()
-                    .find(|s| *s as u8 == value.status())
-                    .unwrap_or(Status::IoError);
+                let status = Status::from_u8(value.status()).unwrap_or(Status::IoError);
                 out.set(status, value.build_id())
             }
         }
@@ -107,12 +95,17 @@ const SKIPPED_FS: &[core::ffi::c_ulong] = &[
     0x5345434d, // SECRETMEM_MAGIC: secret memory is never read
 ];
 
+/// Whether a file is a regular file.
+fn regular(id: &Identity) -> bool {
+    const S_IFMT: u32 = 0o170000;
+    const S_IFREG: u32 = 0o100000;
+    id.mode & S_IFMT == S_IFREG
+}
+
 /// Whether the module may read a file: a regular file on a file system that
 /// holds data.
 fn readable(id: &Identity) -> bool {
-    const S_IFMT: u32 = 0o170000;
-    const S_IFREG: u32 = 0o100000;
-    id.mode & S_IFMT == S_IFREG && !SKIPPED_FS.contains(&id.fs_magic)
+    regular(id) && !SKIPPED_FS.contains(&id.fs_magic)
 }
 
 /// File systems that keep `i_version` and bump it, once queried, on every
@@ -191,8 +184,11 @@ const IMAGE_FS: &[core::ffi::c_ulong] = &[
 /// inode without btrfs' own types); tmpfs and ramfs, which stamp nothing on
 /// writes through a shared mapping; network file systems and FUSE, whose
 /// servers set the file's metadata.
+/// A cacheable file is [`readable`]: none of these file systems is in
+/// [`SKIPPED_FS`].
 fn cacheable(id: &Identity) -> bool {
-    !id.writers
+    regular(id)
+        && !id.writers
         && ((id.versioned && VERSIONED_FS.contains(&id.fs_magic))
             || IMAGE_FS.contains(&id.fs_magic))
 }
@@ -288,7 +284,8 @@ fn file_to_read(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
     if id.private {
         return Err(Answer::Missing(Status::NoFile));
     }
-    if !readable(&id) {
+    // A cache hit need not look at the list of file systems not read.
+    if !cacheable(&id) && !readable(&id) {
         return Err(Answer::Missing(Status::Skipped));
     }
     Ok((file, id))
@@ -306,17 +303,13 @@ enum Source<'a> {
 /// [`buildid::Reader`] over a file, reading through the page cache; keeps
 /// the first error.
 struct FileReader<'a> {
-    source: Source<'a>,
+    reader: PageReader<'a>,
     error: Option<Error>,
 }
 
 impl buildid::Reader for FileReader<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, buildid::ReadError> {
-        let n = match self.source {
-            Source::Cached(file) => file.read_cached(offset, buf),
-            Source::Io(file) => file.read_at(offset, buf),
-        };
-        n.map_err(|e| {
+        self.reader.read_at(offset, buf).map_err(|e| {
             self.error.get_or_insert(e);
             buildid::ReadError
         })
@@ -327,7 +320,10 @@ impl buildid::Reader for FileReader<'_> {
 /// the page cache ([`Source::Cached`] only).
 fn parse(source: Source<'_>) -> Result<Answer, Error> {
     let mut reader = FileReader {
-        source,
+        reader: match source {
+            Source::Cached(file) => file.cached_reader(),
+            Source::Io(file) => file.reader(),
+        },
         error: None,
     };
     Ok(match buildid::find_build_id(&mut reader) {
@@ -340,7 +336,7 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
         Err(buildid::Error::Io) if reader.error.map(Error::to_errno) == Some(-EOPNOTSUPP) => {
             Answer::Missing(Status::Skipped)
         }
-        Err(buildid::Error::Io) => match (reader.source, reader.error) {
+        Err(buildid::Error::Io) => match (source, reader.error) {
             (Source::Cached(_), Some(e)) => return Err(e),
             _ => Answer::Missing(Status::IoError),
         },
