@@ -174,6 +174,11 @@ impl BuildId {
     pub fn padded(&self) -> &[u8; BUILD_ID_SIZE_MAX] {
         &self.bytes
     }
+
+    /// Returns the number of bytes of the build-id.
+    pub fn size(&self) -> u8 {
+        self.len
+    }
 }
 
 /// Why no build-id was returned.

@@ -52,13 +52,16 @@ impl Answer {
     /// Gives the answer to the kernel.
     fn write(&self, out: &mut BuildIdOut) {
         match self {
-            Answer::Found(id) => out.set(Status::Found, id.as_bytes()),
-            Answer::Missing(status) => out.set(*status, &[]),
-            Answer::Cached(value) => {
+            Answer::Found(id) => out.found(id.padded(), id.size()),
+            Answer::Missing(status) => out.missing(*status),
+            Answer::Cached(value) => match Status::from_u8(value.status()) {
+                Some(Status::Found) => {
+                    let (id, len) = value.padded_build_id();
+                    out.found(id, len)
+                }
                 // The cache holds only what `to_value` made.
-                let status = Status::from_u8(value.status()).unwrap_or(Status::IoError);
-                out.set(status, value.build_id())
-            }
+                status => out.missing(status.unwrap_or(Status::IoError)),
+            },
         }
     }
 
