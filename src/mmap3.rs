@@ -215,6 +215,13 @@ impl Mmap3Provider {
         Ok(Mmap3Provider { cache })
     }
 
+    /// Whether the answer for a file goes through the cache: [`cacheable`],
+    /// and the cache has room (none with `cache_entries=0`: then no
+    /// superblock is looked up or numbered for it either).
+    fn caches(&self, id: &Identity) -> bool {
+        self.cache.capacity() != 0 && cacheable(id)
+    }
+
     /// A file's key in the cache: which file. `sb` is the serial of its
     /// superblock, as `FileExt::sb_serial` or `FileExt::register_sb` gave it.
     fn key(sb: u64, id: &Identity) -> cache::Key {
@@ -265,7 +272,7 @@ impl Mmap3Provider {
     /// superblock first if need be (`FileExt::register_sb`, which may
     /// sleep; the file keeps its superblock alive meanwhile).
     fn remember(&self, file: &File, before: &Identity, after: &Identity, answer: Answer) {
-        if before != after || !cacheable(after) {
+        if before != after || !self.caches(after) {
             return;
         }
         if let Some(sb) = file.register_sb() {
@@ -400,7 +407,7 @@ impl Mmap3Provider {
     /// the answer could be cached but the file's superblock has no serial
     /// yet (numbering it may sleep: [`Mmap3Provider::read_file`] does).
     fn lookup_file(&self, file: &File, id: &Identity) -> Result<Answer, Defer> {
-        if cacheable(id) {
+        if self.caches(id) {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
                 return Ok(answer);
@@ -409,7 +416,7 @@ impl Mmap3Provider {
         stats::add(Stat::Misses, 1);
         let (answer, before, after) =
             parse_stable(Source::Cached(file), *id, || file.identity()).map_err(|_| Defer)?;
-        if before == after && cacheable(&after) {
+        if before == after && self.caches(&after) {
             let sb = file.sb_serial().ok_or(Defer)?;
             self.insert(sb, &after, answer);
         }
@@ -421,7 +428,7 @@ impl Mmap3Provider {
     /// have put it since the lookup.
     fn read_file(&self, file: UnlockedFile<'_>) -> Answer {
         let before = file.identity();
-        if cacheable(&before) {
+        if self.caches(&before) {
             if let Some(answer) = self.cached(&file, &before) {
                 return answer;
             }
