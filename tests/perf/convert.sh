@@ -68,23 +68,8 @@ same() {
 }
 
 echo "TAP version 13"
-for fn in alpha beta; do
-	gcc -O1 -static -DSPIN_FN="$fn" -o "$tmp/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
-done
-p=$tmp/p
-: >"$p"
-chmod 755 "$p"
-log "recording the in-place session on the host with $perf record --buildid-mmap"
-if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
-	sh -c "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3" >"$tmp/record.out" 2>&1; then
-	sed 's/^/# /' "$tmp/record.out" | head -5
-	echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
-	exit 4
-fi
+in_place_session
 "$conv" --stat-ids --mangle ioerror --mangle-file /p "$tmp/mmap2.data" "$tmp/in.data" | sed 's/^/# /'
-"$perf" buildid-cache -a "$tmp/alpha"
-"$perf" buildid-cache -a "$tmp/beta"
-bid_beta=$("$perf" buildid-list -i "$tmp/beta")
 # Without the IO_ERROR (both records FOUND), upstream's perf resolves each
 # run of $p through its build-id, as in the MMAP2 records perf record
 # wrote: alpha's in alpha, beta's in beta (beta being at $p still).
@@ -92,16 +77,8 @@ bid_beta=$("$perf" buildid-list -i "$tmp/beta")
 run found "$asan" inject --convert-mmap3 -i "$tmp/found.data" -o "$tmp/found-out.data"
 run old-report "$old" report -i "$tmp/found-out.data" --stdio --sort pid,sym -n
 run runs "$perf" script -i "$tmp/found.data" --show-task-events
-runs=$(sed -n 's/.*PERF_RECORD_COMM exec: p:\([0-9]*\)\/.*/\1/p' "$tmp/runs.out" | tr '\n' ' ')
-# "<alpha's run in alpha> <beta's run in beta>", percent (as crafted.sh).
-shares=$(awk -v runs="$runs" 'BEGIN { split(runs, r, " ") }
-	$1 ~ /%$/ && $3 ~ /:p$/ {
-		split($3, a, ":"); pid = a[1]
-		n[pid] += $2; if ($5 == "alpha") al[pid] += $2; if ($5 == "beta") be[pid] += $2
-	} END {
-		if (!n[r[1]] || !n[r[2]]) { print "0 0"; exit }
-		printf "%.1f %.1f\n", 100 * al[r[1]] / n[r[1]], 100 * be[r[2]] / n[r[2]]
-	}' "$tmp/old-report.out")
+runs=$(exec_runs "$tmp/runs.out")
+shares=$(shares "$runs" "$tmp/old-report.out")
 check "all FOUND: upstream's perf report of the output: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	eval 'ok0 found && [ "$(rc old-report)" = 0 ] && ! grep -q "unknown events" "$tmp/old-report.out" &&
 	      awk -v s="$shares" "BEGIN { split(s, x, \" \"); exit !(x[1] >= 90 && x[2] >= 90) }"'

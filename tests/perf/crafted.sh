@@ -37,25 +37,8 @@
 perfs_setup crafted
 
 echo "TAP version 13"
-for fn in alpha beta; do
-	gcc -O1 -static -DSPIN_FN="$fn" -o "$tmp/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
-done
-p=$tmp/p
-: >"$p"
-chmod 755 "$p"
-log "recording the in-place session on the host with $perf record --buildid-mmap"
-if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
-	sh -c "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3" >"$tmp/record.out" 2>&1; then
-	sed 's/^/# /' "$tmp/record.out" | head -5
-	echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
-	exit 4
-fi
+in_place_session
 "$conv" --stat-ids "$tmp/mmap2.data" "$tmp/mmap3.data" | sed 's/^/# /'
-# The binaries, for perf report: what perf record --mmap3 keeps.
-"$perf" buildid-cache -a "$tmp/alpha"
-"$perf" buildid-cache -a "$tmp/beta"
-bid_alpha=$("$perf" buildid-list -i "$tmp/alpha")
-bid_beta=$("$perf" buildid-list -i "$tmp/beta")
 
 # 1. Two MMAP3 records for one path and inode, two build-ids.
 run script "$asan" script -i "$tmp/mmap3.data" --show-mmap-events --show-task-events
@@ -67,18 +50,8 @@ check "the file has two MMAP3 records of $p, one inode, build-ids $bid_alpha and
 	      [ "$(echo "$ids" | awk "{ print \$3 }" | tr "\n" " ")" = "$bid_alpha $bid_beta " ]'
 run report "$asan" report -i "$tmp/mmap3.data" --stdio --sort pid,sym -n
 check "perf report (ASan) exits 0, nothing reported" eval '[ "$(rc report)" = 0 ] && sane report'
-runs=$(sed -n 's/.*PERF_RECORD_COMM exec: p:\([0-9]*\)\/.*/\1/p' "$tmp/script.out" | tr '\n' ' ')
-# "<alpha's run in alpha> <beta's run in beta>", percent, from
-# 'perf report --sort pid,sym -n'; the runs in exec order (COMM records).
-share_awk='BEGIN { split(runs, r, " ") }
-	$1 ~ /%$/ && $3 ~ /:p$/ {
-		split($3, a, ":"); pid = a[1]
-		n[pid] += $2; if ($5 == "alpha") al[pid] += $2; if ($5 == "beta") be[pid] += $2
-	} END {
-		if (!n[r[1]] || !n[r[2]]) { print "0 0"; exit }
-		printf "%.1f %.1f\n", 100 * al[r[1]] / n[r[1]], 100 * be[r[2]] / n[r[2]]
-	}'
-shares=$(awk -v runs="$runs" "$share_awk" "$tmp/report.out")
+runs=$(exec_runs "$tmp/script.out")
+shares=$(shares "$runs" "$tmp/report.out")
 grep -v '^#' "$tmp/report.out" | grep '%' | head -4 | sed 's/^/# /'
 check "a DSO per build-id: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
@@ -105,7 +78,7 @@ check "perf inject --mmap2-buildid-all: upstream's perf reads MMAP2 records with
 	      grep -q "PERF_RECORD_MMAP2 .*<$bid_alpha>\]: r-xp $p\$" "$tmp/old-script.out" &&
 	      grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>\]: r-xp $p\$" "$tmp/old-script.out"'
 run old-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort pid,sym -n
-shares=$(awk -v runs="$runs" "$share_awk" "$tmp/old-report.out")
+shares=$(shares "$runs" "$tmp/old-report.out")
 check "upstream's perf report of it: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
 
@@ -170,7 +143,7 @@ for kind in ioerror skipped; do
 	run "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
 	mv "$p.away" "$p"
 	grep -v '^#' "$tmp/$kind-gone.out" | grep '%' | head -4 | sed 's/^/# /'
-	shares=$(awk -v runs="$runs" "$share_awk" "$tmp/$kind-gone.out")
+	shares=$(shares "$runs" "$tmp/$kind-gone.out")
 	check "$status: with $p gone, none of alpha's run in beta, beta's run ${shares#* }% in beta (>= 90%)" \
 		eval 'sane $kind-gone && awk -v r="${runs%% *}:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
 		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out" &&

@@ -38,6 +38,52 @@ perfs_setup() {
 	export ASAN_OPTIONS=detect_leaks=0:exitcode=99
 }
 
+# in_place_session: the session of issue 16, recorded on the host:
+# tests/perf/spin.c built as $tmp/alpha and $tmp/beta (one layout, two
+# build-ids, $bid_alpha and $bid_beta, both in perf's build-id cache, as
+# perf record --mmap3 keeps them), run in turn from one path, $p, rewritten
+# in place between, under $perf record --buildid-mmap into
+# $tmp/mmap2.data. Skips the whole test (exit 4) when the host cannot record.
+in_place_session() {
+	local fn
+	for fn in alpha beta; do
+		gcc -O1 -static -DSPIN_FN="$fn" -o "$tmp/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
+	done
+	p=$tmp/p
+	: >"$p"
+	chmod 755 "$p"
+	log "recording the in-place session on the host with $perf record --buildid-mmap"
+	if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
+		sh -c "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3" >"$tmp/record.out" 2>&1; then
+		sed 's/^/# /' "$tmp/record.out" | head -5
+		echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+		exit 4
+	fi
+	"$perf" buildid-cache -a "$tmp/alpha"
+	"$perf" buildid-cache -a "$tmp/beta"
+	bid_alpha=$("$perf" buildid-list -i "$tmp/alpha")
+	bid_beta=$("$perf" buildid-list -i "$tmp/beta")
+}
+
+# exec_runs FILE: the pids of the session's two runs of $p, in exec order,
+# from the COMM records in FILE ('perf script --show-task-events').
+exec_runs() {
+	sed -n 's/.*PERF_RECORD_COMM exec: p:\([0-9]*\)\/.*/\1/p' "$1" | tr '\n' ' '
+}
+
+# shares RUNS FILE: "<alpha's run in alpha> <beta's run in beta>", percent,
+# from 'perf report --sort pid,sym -n' in FILE; RUNS as exec_runs gives them.
+shares() {
+	awk -v runs="$1" 'BEGIN { split(runs, r, " ") }
+		$1 ~ /%$/ && $3 ~ /:p$/ {
+			split($3, a, ":"); pid = a[1]
+			n[pid] += $2; if ($5 == "alpha") al[pid] += $2; if ($5 == "beta") be[pid] += $2
+		} END {
+			if (!n[r[1]] || !n[r[2]]) { print "0 0"; exit }
+			printf "%.1f %.1f\n", 100 * al[r[1]] / n[r[1]], 100 * be[r[2]] / n[r[2]]
+		}' "$2"
+}
+
 # sane NAME: no signal (129..159), no ASan exit (99) or report.
 sane() {
 	local r
