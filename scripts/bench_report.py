@@ -511,6 +511,7 @@ class Report:
 
     def loss_table(self, item, extra_head=(), extra=None, **kw):
         found = self.loss_rows(item, **kw)
+        kept = any(x.get("test") == "kept" for v in found.values() for x in v[2])
         body = []
         for kernel, mode, name in self.LOSS_MODES:
             if (kernel, mode) not in found:
@@ -518,13 +519,18 @@ class Report:
             d, runs, other = found[(kernel, mode)]
             row = [name] + self.shares(d)
             row.append(spread([x["ns"] / 1e9 for x in runs], "{:.2f}") if runs else "n/a")
+            if kept:
+                k = [x for x in other if x.get("test") == "kept"]
+                row.append(f"{sum(x['kept'] for x in k)} of {sum(x['ids'] for x in k)}")
             if extra:
                 row += extra(d, runs, other)
             body.append(row)
         if not body:
             return False
         self.table(["recording", "boots", "samples in its files", "right build-id", "wrong",
-                    "none", "session, guest s"] + list(extra_head), body)
+                    "none", "session, guest s"]
+                   + (["binaries in perf's build-id cache"] if kept else [])
+                   + list(extra_head), body)
         return True
 
     def loss(self):
@@ -543,7 +549,12 @@ class Report:
                "build-id perf gives each user-space sample in the item's files (its mapping "
                "record's, else the table's) with the build-id `readelf -n` gave on the host for "
                "the file that process mapped. Exact counts, summed over the boots that ran the "
-               "item; no target (the issue sets none for these items).")
+               "item; no target (the issue sets none for these items). Where the item's "
+               "files leave their paths, \"binaries in perf's build-id cache\" counts the "
+               "item's build-ids whose binary perf record kept in `~/.debug`, which `perf "
+               "report` needs to resolve their samples once the path names another file or "
+               "none (upstream's perf copies them from their paths at the end of the session; "
+               "the series' with `--mmap3` also as they are mapped, from /proc/PID/map_files).")
         self.w()
         # 9. memory pressure
         self.w("### 9. Memory pressure")

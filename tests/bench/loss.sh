@@ -54,15 +54,33 @@ loss_record() {
 	if [ "$KERNEL" != upstream ]; then
 		{ rmmod mmap3 && insmod /tests/mmap3.ko; } || fail=1
 	fi
-	rm -rf /tmp/perf.data "${HOME:-/}/.debug"
+	rm -rf /tmp/perf.data $LOSS_HOME
+	mkdir -p $LOSS_HOME
 	echo "# $(($(date +%s) - start)) s: $tag: $(loss_perf "$mode") ... -- $*"
 	# shellcheck disable=SC2046 # the perf command and its options
-	BENCH_TAG="$tag" ./mmap3_bench run $(loss_perf "$mode") -e cpu-clock -c 2000000 \
+	HOME=$LOSS_HOME BENCH_TAG="$tag" ./mmap3_bench run $(loss_perf "$mode") -e cpu-clock -c 2000000 \
 		-o /tmp/perf.data -- "$@" >/tmp/loss.out 2>&1 || rc=1
 	grep '^bench ' /tmp/loss.out
 	grep -v '^bench ' /tmp/loss.out | grep -i 'perf record\|lost\|warn\|error\|usage' | sed 's/^/# /'
 	[ "$rc" = 0 ] || { echo "# $tag: failed"; fail=1; }
 	return $rc
+}
+
+# perf record's build-id cache ($HOME/.debug) of the items' sessions.
+LOSS_HOME=/tmp/loss-home
+
+# loss_kept TAG MANIFEST: how many of the build-ids of MANIFEST (perfdata's
+# format) perf record put in its build-id cache, the binary that perf
+# report needs to resolve the samples of a file gone from its path.
+loss_kept() {
+	local ids=0 kept=0 id
+	awk '{ print $NF }' "$2" | sort -u >/tmp/loss.ids
+	while read -r id; do
+		ids=$((ids + 1))
+		[ -e "$LOSS_HOME/.debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)/elf" ] &&
+			kept=$((kept + 1))
+	done </tmp/loss.ids
+	echo "bench $1 test=kept ids=$ids kept=$kept"
 }
 
 # manifest_id PATH: the build-id of PATH in /tests/bench.manifest (readelf, host).
@@ -128,6 +146,7 @@ loss_exited() {
 			i=$((i + 1))
 		done
 		BENCH_TAG="$tag" ./perfdata /tmp/perf.data /tmp/ex.manifest || fail=1
+		loss_kept "$tag" /tmp/ex.manifest
 	done
 }
 
@@ -167,6 +186,7 @@ loss_renamed() {
 			done <$d/pids
 			sed 's/^/# renamed: /' $d/manifest
 			BENCH_TAG="$tag" ./perfdata /tmp/perf.data $d/manifest || fail=1
+			loss_kept "$tag" $d/manifest
 		done
 	done
 }
