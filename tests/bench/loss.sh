@@ -86,6 +86,13 @@ loss_kept() {
 # manifest_id PATH: the build-id of PATH in /tests/bench.manifest (readelf, host).
 manifest_id() { sed -n "s#^$1 ##p" /tests/bench.manifest; }
 
+# running PID: whether PID is alive (a zombie is not).
+running() {
+	case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in
+	"" | Z | X) return 1 ;;
+	esac
+}
+
 # 9. Memory pressure.
 loss_pressure() {
 	local mode tag hog s dm r0 r1 k0 k1 alive
@@ -99,7 +106,7 @@ loss_pressure() {
 		>/tmp/hog.out &
 	hog=$!
 	while ! grep -q '^bench ' /tmp/hog.out; do
-		[ -d /proc/$hog ] || { echo "# pressure: the hog failed"; cat /tmp/hog.out; fail=1; return; }
+		running $hog || { echo "# pressure: the hog failed"; cat /tmp/hog.out; fail=1; return; }
 		usleep 10000
 	done
 	cat /tmp/hog.out
@@ -117,7 +124,7 @@ loss_pressure() {
 		kill $s
 		wait $s 2>/dev/null
 		alive=0
-		[ -d /proc/$hog ] && alive=1
+		running $hog && alive=1
 		[ "$alive" = 1 ] || { echo "# pressure: the hog is gone (OOM?)"; fail=1; }
 		echo "bench $tag test=pressure refault_file=$((${r1:-0} - ${r0:-0})) read_kib=$(((k1 - k0) / 2)) hog=$alive avail_kb=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)"
 		BENCH_TAG="$tag" ./perfdata /tmp/perf.data /tests/bench.manifest || fail=1

@@ -23,13 +23,20 @@ cmd=${1:?usage: renamed.sh start|upgrade|session DIR ...}
 dir=$2
 lib=$dir/lib/libren.so
 
+# running PID: whether PID is alive (a zombie is not).
+running() {
+	case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in
+	"" | Z | X) return 1 ;;
+	esac
+}
+
 start() {
 	local group="$1" n="$2" rounds="$3" i=0 pid ino
 	while [ $i -lt "$n" ]; do
 		/slow/bin/ren "$dir/run" "$rounds" &
 		pid=$!
 		while [ ! -e "$dir/run/ready.$pid" ]; do
-			[ -d /proc/$pid ] || { echo "renamed.sh: ren $pid exited" >&2; exit 1; }
+			running $pid || { echo "renamed.sh: ren $pid exited" >&2; exit 1; }
 			usleep 1000
 		done
 		ino=$(awk -v lib="$lib" '$6 == lib { print $5; exit }' /proc/$pid/maps)
