@@ -3,7 +3,7 @@
 //! Safe wrappers over the mapping and file the hook is given.
 
 use crate::compat::{File, VmaRef};
-use core::{ffi::c_void, ops::Deref, ptr::NonNull};
+use core::{ffi::c_void, marker::PhantomData, ops::Deref, ptr::NonNull};
 use kernel::prelude::*;
 
 // `struct file` is passed as `void *`: bindgen renders some of its members
@@ -15,45 +15,66 @@ extern "C" {
     fn mmap3_sbs_init() -> core::ffi::c_int;
     fn mmap3_sbs_exit();
     fn mmap3_assert_no_mmap_lock();
-    fn mmap3_file_read(
-        file: *mut c_void,
-        pos: i64,
-        buf: *mut u8,
-        len: usize,
-        may_io: bool,
-    ) -> isize;
+    fn mmap3_read(reader: *mut Reader, pos: i64, buf: *mut u8, len: usize) -> isize;
+    fn mmap3_read_done(reader: *mut Reader);
     fn mmap3_serves_fuse() -> bool;
     static mmap3_identity_size: usize;
+    static mmap3_reader_size: usize;
 }
 
-/// How a read may get the file's bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReadMode {
-    /// From the page cache only, never waiting for I/O (`EAGAIN` when a
-    /// page is not there): allowed under `mmap_lock`.
-    Cached,
-    /// Through the page cache, reading what is missing (may sleep): never
-    /// under `mmap_lock`.
-    Io,
+/// `struct mmap3_reader` of `rust/helpers.h`; [`check_abi`] checks the sizes
+/// agree.
+#[repr(C)]
+struct Reader {
+    file: *mut c_void,
+    folio: *mut c_void,
+    may_io: bool,
 }
 
-/// Reads `buf.len()` bytes at `offset` through the page cache, as the
-/// kernel's own build-id reader does: no fsnotify event, no atime update,
-/// no permission check against the current credentials, and the same for
-/// files opened with `O_DIRECT`. Returns the bytes read, short at the end
-/// of the file.
-///
-/// # Safety
-///
-/// `file` is a valid `struct file`, and `mmap_lock` is not held when `mode`
-/// is [`ReadMode::Io`].
-unsafe fn read_at(file: *mut c_void, offset: u64, buf: &mut [u8], mode: ReadMode) -> Result<usize> {
-    let pos = i64::try_from(offset).map_err(|_| EINVAL)?;
-    // SAFETY: `file` is valid (the caller); `buf` is valid for writes of
-    // `buf.len()` bytes; the caller holds no `mmap_lock` for I/O.
-    let n =
-        unsafe { mmap3_file_read(file, pos, buf.as_mut_ptr(), buf.len(), mode == ReadMode::Io) };
-    usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+/// Reads a file through the page cache, as the kernel's own build-id
+/// reader does: no fsnotify event, no atime update, no permission check
+/// against the current credentials, and the same for files opened with
+/// `O_DIRECT`. Keeps the last folio it read from (a reference) for the next
+/// read, until dropped.
+pub(crate) struct PageReader<'a> {
+    reader: Reader,
+    _file: PhantomData<&'a File>,
+}
+
+impl PageReader<'_> {
+    /// # Safety
+    ///
+    /// No `mmap_lock` is held while the result exists when `may_io` is set.
+    unsafe fn new(file: &File, may_io: bool) -> Self {
+        PageReader {
+            reader: Reader {
+                file: file.as_ptr().cast(),
+                folio: core::ptr::null_mut(),
+                may_io,
+            },
+            _file: PhantomData,
+        }
+    }
+
+    /// Reads `buf.len()` bytes at `offset`; returns the bytes read, short at
+    /// the end of the file. Without I/O, `EAGAIN` when a page is not in the
+    /// page cache.
+    pub(crate) fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let pos = i64::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: `reader.file` is valid while the borrow of the file lasts
+        // (`'a`), `reader.folio` is null or a reference the reader holds;
+        // `buf` is valid for writes of `buf.len()` bytes; no `mmap_lock` is
+        // held with `may_io` (the constructor's contract).
+        let n = unsafe { mmap3_read(&mut self.reader, pos, buf.as_mut_ptr(), buf.len()) };
+        usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+    }
+}
+
+impl Drop for PageReader<'_> {
+    fn drop(&mut self) {
+        // SAFETY: Drops the folio reference the reader holds, if any.
+        unsafe { mmap3_read_done(&mut self.reader) };
+    }
 }
 
 /// Whether the current task holds an open `/dev/fuse`, i.e. may be the
@@ -114,10 +135,14 @@ pub(crate) struct Identity {
     pub(crate) private: bool,
 }
 
-/// Fails when `Identity` and its C twin disagree.
+/// Fails when `Identity` or `Reader` and its C twin disagree.
 fn check_abi() -> Result {
     // SAFETY: A constant defined by `rust/helpers.c`.
     if unsafe { mmap3_identity_size } != core::mem::size_of::<Identity>() {
+        return Err(EINVAL);
+    }
+    // SAFETY: A constant defined by `rust/helpers.c`.
+    if unsafe { mmap3_reader_size } != core::mem::size_of::<Reader>() {
         return Err(EINVAL);
     }
     Ok(())
@@ -139,8 +164,9 @@ pub(crate) trait FileExt {
     /// memory for it.
     fn register_sb(&self) -> Option<u64>;
 
-    /// Reads from the page cache only; see [`ReadMode::Cached`].
-    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+    /// A reader of the bytes the page cache holds, never waiting for I/O
+    /// (`EAGAIN` when a page is not there): allowed under `mmap_lock`.
+    fn cached_reader(&self) -> PageReader<'_>;
 }
 
 impl FileExt for File {
@@ -165,9 +191,9 @@ impl FileExt for File {
         (serial != 0).then_some(serial)
     }
 
-    fn read_cached(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        // SAFETY: The file is valid while borrowed; no I/O is done.
-        unsafe { read_at(self.as_ptr().cast(), offset, buf, ReadMode::Cached) }
+    fn cached_reader(&self) -> PageReader<'_> {
+        // SAFETY: No I/O.
+        unsafe { PageReader::new(self, false) }
     }
 }
 
@@ -186,14 +212,15 @@ impl<'a> UnlockedFile<'a> {
         UnlockedFile(file)
     }
 
-    /// Reads through the page cache, waiting for I/O; see [`ReadMode::Io`].
-    /// Must not be called under `mmap_lock` (checked with lockdep).
-    pub(crate) fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    /// A reader through the page cache that reads what is missing (may
+    /// sleep). Must not be called under `mmap_lock` (checked with lockdep).
+    pub(crate) fn reader(&self) -> PageReader<'a> {
         // SAFETY: Only looks at the current task's `mmap_lock` (lockdep).
         unsafe { mmap3_assert_no_mmap_lock() };
-        // SAFETY: The file is valid while borrowed; no `mmap_lock` is held
-        // (the type's invariant, checked above).
-        unsafe { read_at(self.0.as_ptr().cast(), offset, buf, ReadMode::Io) }
+        // SAFETY: No `mmap_lock` is held (the type's invariant, checked
+        // above), and the reader lives no longer than the borrow `'a`,
+        // during which the invariant holds.
+        unsafe { PageReader::new(self.0, true) }
     }
 }
 

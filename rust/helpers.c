@@ -292,20 +292,25 @@ static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_
 	}
 }
 
+const size_t mmap3_reader_size = sizeof(struct mmap3_reader);
+
 /*
- * Read @len bytes at @pos of @file through its page cache, as the kernel's
- * own build-id reader (lib/buildid.c) reads: folio by folio, so that no
- * fsnotify event (no fanotify permission event, no inotify IN_ACCESS), no
- * atime update, no permission check against current's credentials is
- * involved, O_DIRECT does not apply, and only the pages holding the bytes
- * asked for are read from the disk (no readahead). Without @may_io, only
- * what is in the page cache is used: -EAGAIN when a page is not there.
- * Returns the bytes read, short at the end of the file; -EOPNOTSUPP for a
- * file whose data is not in the page cache (no ->read_folio, DAX).
+ * Read @len bytes at @pos of @r->file through its page cache, as the
+ * kernel's own build-id reader (lib/buildid.c, its freader) reads: folio by
+ * folio, keeping the last folio for the next read (a parse reads the ELF
+ * header, the program headers and the notes, most often all in the first
+ * page), so that no fsnotify event (no fanotify permission event, no
+ * inotify IN_ACCESS), no atime update, no permission check against
+ * current's credentials is involved, O_DIRECT does not apply, and only the
+ * pages holding the bytes asked for are read from the disk (no readahead).
+ * Without @r->may_io, only what is in the page cache is used: -EAGAIN when a
+ * page is not there. Returns the bytes read, short at the end of the file;
+ * -EOPNOTSUPP for a file whose data is not in the page cache (no
+ * ->read_folio, DAX). mmap3_read_done() drops the folio kept.
  */
-ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io)
+ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len)
 {
-	struct address_space *mapping = file->f_mapping;
+	struct address_space *mapping = r->file->f_mapping;
 	struct inode *inode = mapping->host;
 	loff_t size = i_size_read(inode);
 	size_t done = 0;
@@ -319,23 +324,36 @@ ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bo
 	len = min_t(loff_t, len, size - pos);
 	while (done < len) {
 		loff_t at = pos + done;
-		struct folio *folio = mmap3_get_folio(file, at >> PAGE_SHIFT, may_io);
+		pgoff_t index = at >> PAGE_SHIFT;
+		struct folio *folio = r->folio;
 		size_t off, n;
 
-		if (IS_ERR(folio))
-			return PTR_ERR(folio);
-		if (!folio) {
-			n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(at));
-			memset(buf + done, 0, n);
-		} else {
-			off = offset_in_folio(folio, at);
-			n = min_t(size_t, len - done, folio_size(folio) - off);
-			memcpy_from_folio(buf + done, folio, off, n);
-			folio_put(folio);
+		if (!folio || index < folio->index || index >= folio_next_index(folio)) {
+			mmap3_read_done(r);
+			folio = mmap3_get_folio(r->file, index, r->may_io);
+			if (IS_ERR(folio))
+				return PTR_ERR(folio);
+			if (!folio) {
+				n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(at));
+				memset(buf + done, 0, n);
+				done += n;
+				continue;
+			}
+			r->folio = folio;
 		}
+		off = offset_in_folio(folio, at);
+		n = min_t(size_t, len - done, folio_size(folio) - off);
+		memcpy_from_folio(buf + done, folio, off, n);
 		done += n;
 	}
 	return done;
+}
+
+void mmap3_read_done(struct mmap3_reader *r)
+{
+	if (r->folio)
+		folio_put(r->folio);
+	r->folio = NULL;
 }
 
 static int mmap3_is_fuse_dev(const void *unused, struct file *file, unsigned int fd)

@@ -31,7 +31,18 @@ struct mmap3_identity {
 	bool private;
 };
 
+/*
+ * A read of a file through its page cache, folio by folio, that keeps the
+ * last folio it used for the next read; mirrored by rust/file.rs.
+ */
+struct mmap3_reader {
+	struct file *file;
+	struct folio *folio;	/* a reference, or NULL */
+	bool may_io;		/* read what is missing (may sleep) */
+};
+
 extern const size_t mmap3_identity_size;
+extern const size_t mmap3_reader_size;
 extern const unsigned int mmap3_nr_stats;
 
 unsigned int mmap3_param_cache_entries(void);
@@ -41,7 +52,8 @@ u64 mmap3_sb_find(struct file *file);
 u64 mmap3_sb_register(struct file *file);
 int mmap3_sbs_init(void);
 void mmap3_sbs_exit(void);
-ssize_t mmap3_file_read(struct file *file, loff_t pos, void *buf, size_t len, bool may_io);
+ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len);
+void mmap3_read_done(struct mmap3_reader *r);
 bool mmap3_serves_fuse(void);
 int mmap3_stats_alloc(void);
 void mmap3_stats_free(void);

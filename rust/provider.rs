@@ -42,11 +42,22 @@ pub(crate) enum Status {
     Skipped = 7,
 }
 
+/// Each status is the uapi's, and [`Status::from_u8`] knows them all.
 macro_rules! assert_uapi {
     ($($variant:ident = $c:ident),* $(,)?) => {
         const _: () = {
             $(assert!(Status::$variant as u32 == bindings::$c);)*
         };
+
+        impl Status {
+            /// The status whose number is `n`, if any.
+            pub(crate) const fn from_u8(n: u8) -> Option<Status> {
+                $(if n == Status::$variant as u8 {
+                    return Some(Status::$variant);
+                })*
+                None
+            }
+        }
     };
 }
 
@@ -66,21 +77,19 @@ assert_uapi!(
 pub(crate) struct BuildIdOut(bindings::perf_mmap3_build_id);
 
 impl BuildIdOut {
-    /// Answers `status`, with `build_id` when it is [`Status::Found`]: at
-    /// most 20 bytes, the longest the record holds (a longer one is
-    /// [`Status::Malformed`] to the parser already).
-    pub(crate) fn set(&mut self, status: Status, build_id: &[u8]) {
-        let id = if status == Status::Found {
-            build_id
-        } else {
-            &[]
-        };
-        let n = id.len().min(self.0.data.len());
-        if let (Some(dst), Some(src)) = (self.0.data.get_mut(..n), id.get(..n)) {
-            dst.copy_from_slice(src);
-        }
-        // `n` is at most 20.
-        self.0.size = n as u8;
+    /// Answers [`Status::Found`] with the first `len` bytes of `build_id`,
+    /// which is zero past them: at most 20 bytes, the longest the record
+    /// holds (a longer one is [`Status::Malformed`] to the parser already).
+    /// A copy of a fixed size, not of a length known at run time.
+    pub(crate) fn found(&mut self, build_id: &[u8; 20], len: u8) {
+        self.0.data = *build_id;
+        self.0.size = len.min(20);
+        self.0.status = Status::Found as u8;
+    }
+
+    /// Answers a status without a build-id (the kernel zeroed the rest).
+    pub(crate) fn missing(&mut self, status: Status) {
+        self.0.size = 0;
         self.0.status = status as u8;
     }
 }

@@ -174,6 +174,11 @@ impl BuildId {
     pub fn padded(&self) -> &[u8; BUILD_ID_SIZE_MAX] {
         &self.bytes
     }
+
+    /// Returns the number of bytes of the build-id.
+    pub fn size(&self) -> u8 {
+        self.len
+    }
 }
 
 /// Why no build-id was returned.
@@ -230,6 +235,7 @@ enum Endian {
 }
 
 impl Endian {
+    #[inline]
     fn u16(self, buf: &[u8], off: usize) -> Option<u16> {
         let b: [u8; 2] = buf.get(off..off.checked_add(2)?)?.try_into().ok()?;
         Some(match self {
@@ -238,6 +244,7 @@ impl Endian {
         })
     }
 
+    #[inline]
     fn u32(self, buf: &[u8], off: usize) -> Option<u32> {
         let b: [u8; 4] = buf.get(off..off.checked_add(4)?)?.try_into().ok()?;
         Some(match self {
@@ -246,6 +253,7 @@ impl Endian {
         })
     }
 
+    #[inline]
     fn u64(self, buf: &[u8], off: usize) -> Option<u64> {
         let b: [u8; 8] = buf.get(off..off.checked_add(8)?)?.try_into().ok()?;
         Some(match self {

@@ -225,6 +225,14 @@ impl Value {
             .unwrap_or(&[])
     }
 
+    /// The build-id padded with zeros to [`ID_SIZE_MAX`] bytes, and its
+    /// length: a copy of a fixed size.
+    #[inline]
+    pub fn padded_build_id(&self) -> (&[u8; ID_SIZE_MAX], u8) {
+        let [_, len, id @ .., _, _] = &self.bytes;
+        (id, *len)
+    }
+
     /// The value as stored.
     fn encode(&self) -> [u64; VALUE_WORDS] {
         let mut words = [0; VALUE_WORDS];

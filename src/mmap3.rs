@@ -27,7 +27,7 @@ mod provider;
 mod stats;
 
 use compat::{File, InPlaceModule, VmaRef};
-use file::{FileExt as _, Identity, Superblocks, UnlockedFile, VmaFile as _};
+use file::{FileExt as _, Identity, PageReader, Superblocks, UnlockedFile, VmaFile as _};
 use provider::{BuildIdOut, Defer, Registration, Status};
 use stats::Stat;
 
@@ -52,25 +52,16 @@ impl Answer {
     /// Gives the answer to the kernel.
     fn write(&self, out: &mut BuildIdOut) {
         match self {
-            Answer::Found(id) => out.set(Status::Found, id.as_bytes()),
-            Answer::Missing(status) => out.set(*status, &[]),
-            Answer::Cached(value) => {
-                const ALL: [Status; 7] = [
-                    Status::Found,
-                    Status::NoFile,
-                    Status::NotElf,
-                    Status::NoBuildId,
-                    Status::Malformed,
-                    Status::IoError,
-                    Status::Skipped,
-                ];
+            Answer::Found(id) => out.found(id.padded(), id.size()),
+            Answer::Missing(status) => out.missing(*status),
+            Answer::Cached(value) => match Status::from_u8(value.status()) {
+                Some(Status::Found) => {
+                    let (id, len) = value.padded_build_id();
+                    out.found(id, len)
+                }
                 // The cache holds only what `to_value` made.
-                let status = ALL
-                    .into_iter()
-                    .find(|s| *s as u8 == value.status())
-                    .unwrap_or(Status::IoError);
-                out.set(status, value.build_id())
-            }
+                status => out.missing(status.unwrap_or(Status::IoError)),
+            },
         }
     }
 
@@ -107,12 +98,17 @@ const SKIPPED_FS: &[core::ffi::c_ulong] = &[
     0x5345434d, // SECRETMEM_MAGIC: secret memory is never read
 ];
 
+/// Whether a file is a regular file.
+fn regular(id: &Identity) -> bool {
+    const S_IFMT: u32 = 0o170000;
+    const S_IFREG: u32 = 0o100000;
+    id.mode & S_IFMT == S_IFREG
+}
+
 /// Whether the module may read a file: a regular file on a file system that
 /// holds data.
 fn readable(id: &Identity) -> bool {
-    const S_IFMT: u32 = 0o170000;
-    const S_IFREG: u32 = 0o100000;
-    id.mode & S_IFMT == S_IFREG && !SKIPPED_FS.contains(&id.fs_magic)
+    regular(id) && !SKIPPED_FS.contains(&id.fs_magic)
 }
 
 /// File systems that keep `i_version` and bump it, once queried, on every
@@ -191,8 +187,11 @@ const IMAGE_FS: &[core::ffi::c_ulong] = &[
 /// inode without btrfs' own types); tmpfs and ramfs, which stamp nothing on
 /// writes through a shared mapping; network file systems and FUSE, whose
 /// servers set the file's metadata.
+/// A cacheable file is [`readable`]: none of these file systems is in
+/// [`SKIPPED_FS`].
 fn cacheable(id: &Identity) -> bool {
-    !id.writers
+    regular(id)
+        && !id.writers
         && ((id.versioned && VERSIONED_FS.contains(&id.fs_magic))
             || IMAGE_FS.contains(&id.fs_magic))
 }
@@ -214,6 +213,13 @@ impl Mmap3Provider {
         let cache = Cache::new(sets);
         stats::add(Stat::Capacity, cache.capacity() as i64);
         Ok(Mmap3Provider { cache })
+    }
+
+    /// Whether the answer for a file goes through the cache: [`cacheable`],
+    /// and the cache has room (none with `cache_entries=0`: then no
+    /// superblock is looked up or numbered for it either).
+    fn caches(&self, id: &Identity) -> bool {
+        self.cache.capacity() != 0 && cacheable(id)
     }
 
     /// A file's key in the cache: which file. `sb` is the serial of its
@@ -266,7 +272,7 @@ impl Mmap3Provider {
     /// superblock first if need be (`FileExt::register_sb`, which may
     /// sleep; the file keeps its superblock alive meanwhile).
     fn remember(&self, file: &File, before: &Identity, after: &Identity, answer: Answer) {
-        if before != after || !cacheable(after) {
+        if before != after || !self.caches(after) {
             return;
         }
         if let Some(sb) = file.register_sb() {
@@ -288,7 +294,8 @@ fn file_to_read(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
     if id.private {
         return Err(Answer::Missing(Status::NoFile));
     }
-    if !readable(&id) {
+    // A cache hit need not look at the list of file systems not read.
+    if !cacheable(&id) && !readable(&id) {
         return Err(Answer::Missing(Status::Skipped));
     }
     Ok((file, id))
@@ -306,17 +313,13 @@ enum Source<'a> {
 /// [`buildid::Reader`] over a file, reading through the page cache; keeps
 /// the first error.
 struct FileReader<'a> {
-    source: Source<'a>,
+    reader: PageReader<'a>,
     error: Option<Error>,
 }
 
 impl buildid::Reader for FileReader<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, buildid::ReadError> {
-        let n = match self.source {
-            Source::Cached(file) => file.read_cached(offset, buf),
-            Source::Io(file) => file.read_at(offset, buf),
-        };
-        n.map_err(|e| {
+        self.reader.read_at(offset, buf).map_err(|e| {
             self.error.get_or_insert(e);
             buildid::ReadError
         })
@@ -327,7 +330,10 @@ impl buildid::Reader for FileReader<'_> {
 /// the page cache ([`Source::Cached`] only).
 fn parse(source: Source<'_>) -> Result<Answer, Error> {
     let mut reader = FileReader {
-        source,
+        reader: match source {
+            Source::Cached(file) => file.cached_reader(),
+            Source::Io(file) => file.reader(),
+        },
         error: None,
     };
     Ok(match buildid::find_build_id(&mut reader) {
@@ -340,7 +346,7 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
         Err(buildid::Error::Io) if reader.error.map(Error::to_errno) == Some(-EOPNOTSUPP) => {
             Answer::Missing(Status::Skipped)
         }
-        Err(buildid::Error::Io) => match (reader.source, reader.error) {
+        Err(buildid::Error::Io) => match (source, reader.error) {
             (Source::Cached(_), Some(e)) => return Err(e),
             _ => Answer::Missing(Status::IoError),
         },
@@ -401,7 +407,7 @@ impl Mmap3Provider {
     /// the answer could be cached but the file's superblock has no serial
     /// yet (numbering it may sleep: [`Mmap3Provider::read_file`] does).
     fn lookup_file(&self, file: &File, id: &Identity) -> Result<Answer, Defer> {
-        if cacheable(id) {
+        if self.caches(id) {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
                 return Ok(answer);
@@ -410,7 +416,7 @@ impl Mmap3Provider {
         stats::add(Stat::Misses, 1);
         let (answer, before, after) =
             parse_stable(Source::Cached(file), *id, || file.identity()).map_err(|_| Defer)?;
-        if before == after && cacheable(&after) {
+        if before == after && self.caches(&after) {
             let sb = file.sb_serial().ok_or(Defer)?;
             self.insert(sb, &after, answer);
         }
@@ -422,7 +428,7 @@ impl Mmap3Provider {
     /// have put it since the lookup.
     fn read_file(&self, file: UnlockedFile<'_>) -> Answer {
         let before = file.identity();
-        if cacheable(&before) {
+        if self.caches(&before) {
             if let Some(answer) = self.cached(&file, &before) {
                 return answer;
             }

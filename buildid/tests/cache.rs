@@ -98,6 +98,9 @@ fn value_round_trip() {
             let id: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             let v = Value::new(status, &id).unwrap();
             assert_eq!((v.status(), v.build_id()), (status, &id[..]));
+            let mut padded = [0; ID_SIZE_MAX];
+            padded[..len].copy_from_slice(&id);
+            assert_eq!(v.padded_build_id(), (&padded, len as u8));
             c.insert(&k, &V1, &v);
             assert_eq!(
                 c.lookup(&k, &V1),

@@ -3,7 +3,8 @@
  * The mmap3 module's lifecycle: it cannot be unloaded while an mmap3 event
  * exists, survives load/unload cycles with traffic, is the one provider (a
  * second one gets -EBUSY, and registers once mmap3 is gone), and its cache
- * stays within cache_entries, evicting. Needs the module at $MMAP3_MODULE
+ * stays within cache_entries, evicting (with none, cache_entries=0, it defers
+ * nothing it can parse in memory). Needs the module at $MMAP3_MODULE
  * (default ./mmap3.ko) and the second provider, built from mmap3_provider/,
  * at $MMAP3_TEST_PROVIDER (default ./mmap3_provider/mmap3_test_provider.ko);
  * leaves mmap3 loaded as it found it.
@@ -309,6 +310,45 @@ TEST_F(lifecycle, cache_eviction)
 		map_one(_metadata, &fx[i], &r);
 		check_build_id(_metadata, &r, &fx[i]);
 	}
+	unlink_copies();
+}
+
+/*
+ * cache_entries=0: no cache. A cacheable file (ext2) whose pages are in the
+ * page cache is parsed under mmap_lock like any other, with nothing
+ * deferred: its superblock is not numbered for a cache that does not exist.
+ */
+TEST_F(lifecycle, cache_off_defers_nothing_in_memory)
+{
+	long long deferred, misses;
+	struct mmap3_record r;
+	struct fixture fx;
+	size_t size;
+	void *bytes;
+
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
+	if (mmap3_stat("capacity") < 0)
+		SKIP(return, "no /sys/kernel/debug/mmap3/stats");
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
+	/* Loaded again: it has numbered no superblock yet. */
+	ASSERT_EQ(0, load_module(module_path(), "cache_entries=0"))
+		TH_LOG("insmod %s cache_entries=0: %s", module_path(), strerror(errno));
+	ASSERT_EQ(0, mmap3_stat("capacity"));
+	ASSERT_EQ(0, fresh_copy("bid20.elf", &fx));
+	bytes = read_all(fx.path, 1 << 20, &size);	/* in the page cache */
+	ASSERT_NE(NULL, bytes);
+	free(bytes);
+
+	deferred = mmap3_stat("deferred");
+	misses = mmap3_stat("misses");
+	map_one(_metadata, &fx, &r);
+	check_build_id(_metadata, &r, &fx);
+	TH_LOG("deferred %lld -> %lld, misses %lld -> %lld", deferred, mmap3_stat("deferred"),
+	       misses, mmap3_stat("misses"));
+	ASSERT_EQ(deferred, mmap3_stat("deferred")) TH_LOG("a read deferred for no cache");
+	ASSERT_EQ(misses + 1, mmap3_stat("misses"));
+	ASSERT_EQ(0, mmap3_stat("entries"));
 	unlink_copies();
 }
 
