@@ -64,10 +64,10 @@ pressure_iters=${MMAP3_BENCH_PRESSURE_ITERS:-300}
 pressure_leave=${MMAP3_BENCH_PRESSURE_LEAVE_MB:-16}
 pressure_data=${MMAP3_BENCH_PRESSURE_DATA_MB:-32}
 exited_runs=${MMAP3_BENCH_EXITED_RUNS:-24}
-exited_rounds=${MMAP3_BENCH_EXITED_ROUNDS:-120}
+exited_rounds=${MMAP3_BENCH_EXITED_ROUNDS:-80}
 exited_variants=4
 renamed_procs=${MMAP3_BENCH_RENAMED_PROCS:-1}
-renamed_rounds=${MMAP3_BENCH_RENAMED_ROUNDS:-1500}
+renamed_rounds=${MMAP3_BENCH_RENAMED_ROUNDS:-1000}
 # The loss items this run has (tests/bench/loss.sh), by their counts.
 loss_items=
 [ "$pressure_iters" = 0 ] || loss_items+=" pressure"
