@@ -13,7 +13,13 @@
 #      MMAP3_SMP CPUs (default 4) for the warm, tmpfs, exec, threads and
 #      cover items; the patched kernel on 1 CPU for the cold items (behind
 #      dm-delay) and the real workload under perf record; the unpatched
-#      kernel on MMAP3_SMP CPUs for its warm and cover items. The guest
+#      kernel on MMAP3_SMP CPUs for its warm and cover items. In the first
+#      MMAP3_BENCH_LOSS_BOOTS rounds (default 1), the 1-CPU boot of the
+#      patched kernel also runs the items where upstream's build-ids go
+#      missing or wrong (memory pressure, processes that exit, a library
+#      renamed over; tests/bench/loss.sh), and the unpatched kernel boots
+#      once more, on 1 CPU, for its side of them, with upstream's perf
+#      (MMAP3_KERNEL=upstream scripts/perf.sh). The guest
 #      script is tests/bench/bench.sh (bench-upstream.sh); bench.conf says
 #      which items a boot runs. A boot that does not finish within
 #      MMAP3_TIMEOUT (default 600 s) is run again, once: QEMU's -icount has
@@ -31,7 +37,15 @@
 # MMAP3_BENCH_THREAD_{ITERS,CYCLES}, MMAP3_BENCH_COLD_SAMPLES (per
 # configuration, delay, operation and boot), MMAP3_BENCH_COLD_DELAYS (ms
 # per I/O), MMAP3_BENCH_WORKLOAD_ITERS (iterations of the workload per run,
-# 0: none), MMAP3_BENCH_WORKLOAD_BOOTS (how many boots run it).
+# 0: none), MMAP3_BENCH_WORKLOAD_BOOTS (how many boots run it),
+# MMAP3_BENCH_LOSS_BOOTS (how many rounds run the three items below),
+# MMAP3_BENCH_PRESSURE_ITERS (iterations of the workload under memory
+# pressure per run, 0: not run), MMAP3_BENCH_PRESSURE_LEAVE_MB (the memory
+# the hog leaves available), MMAP3_BENCH_PRESSURE_DATA_MB (the data the
+# reader beside it streams), MMAP3_BENCH_EXITED_RUNS (test programs per
+# run of the exited item, 0: not run), MMAP3_BENCH_EXITED_ROUNDS (the
+# work of each), MMAP3_BENCH_RENAMED_PROCS (processes per group of the
+# renamed item, 0: not run), MMAP3_BENCH_RENAMED_ROUNDS (the work of each).
 . "$(dirname "$0")/lib.sh"
 
 boots=${MMAP3_BENCH_BOOTS:-5}
@@ -45,6 +59,22 @@ cold_samples=${MMAP3_BENCH_COLD_SAMPLES:-6}
 cold_delays=${MMAP3_BENCH_COLD_DELAYS:-2 10}
 workload_iters=${MMAP3_BENCH_WORKLOAD_ITERS:-1000}
 workload_boots=${MMAP3_BENCH_WORKLOAD_BOOTS:-$boots}
+loss_boots=${MMAP3_BENCH_LOSS_BOOTS:-1}
+pressure_iters=${MMAP3_BENCH_PRESSURE_ITERS:-300}
+pressure_leave=${MMAP3_BENCH_PRESSURE_LEAVE_MB:-16}
+pressure_data=${MMAP3_BENCH_PRESSURE_DATA_MB:-32}
+exited_runs=${MMAP3_BENCH_EXITED_RUNS:-24}
+exited_rounds=${MMAP3_BENCH_EXITED_ROUNDS:-80}
+exited_variants=4
+renamed_procs=${MMAP3_BENCH_RENAMED_PROCS:-1}
+renamed_rounds=${MMAP3_BENCH_RENAMED_ROUNDS:-1000}
+# The loss items this run has (tests/bench/loss.sh), by their counts.
+loss_items=
+[ "$pressure_iters" = 0 ] || loss_items+=" pressure"
+[ "$exited_runs" = 0 ] || loss_items+=" exited"
+[ "$renamed_procs" = 0 ] || loss_items+=" renamed"
+[ "$loss_boots" != 0 ] || loss_items=
+loss_items=${loss_items# }
 smp=${MMAP3_SMP:-4}
 threads="1 2 4"
 [ "$smp" -ge 4 ] || threads="1 $smp"
@@ -61,7 +91,12 @@ start=$SECONDS
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/module.sh"
-[ "$workload_iters" = 0 ] || MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh"
+if [ "$workload_iters" != 0 ] || [ -n "$loss_items" ]; then
+	MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh"
+fi
+# Upstream's perf, for the unpatched kernel's side of the loss items
+# (guest.sh puts it in the guest when it is built).
+[ -z "$loss_items" ] || MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/guest.sh" --stage
 
 guest=$MMAP3_WORK/guest
@@ -82,16 +117,53 @@ for tool in true:0 cc:8 as:3 ld:2; do
 		-Wl,--dynamic-linker=/slow/lib/ld-linux-x86-64.so.2 -Wl,-rpath,/slow/lib \
 		-o "$disk/bin/bw-${tool%%:*}" "$bench/bw.c" -L"$disk/lib" -lbw
 done
-cp "$bench"/*.c "$MMAP3_ROOT"/src/*.rs "$disk/src/"
+# The loss items (tests/bench/loss.sh). exited: test programs of one
+# source, each variant its own build-id. renamed: two versions of a
+# library, each linked with a build-id of its own, and a program that
+# finds it where the item installs it (/tmp/ren/lib).
+for ((v = 0; v < exited_variants; v++)); do
+	gcc -O2 -Wall -DVARIANT=$v -Wl,--build-id=sha1 \
+		-Wl,--dynamic-linker=/slow/lib/ld-linux-x86-64.so.2 -Wl,-rpath,/slow/lib \
+		-o "$disk/bin/ex-$v" "$bench/exited.c"
+done
+for v in 1 2; do
+	# 20 bytes: "mmap3-libren-vN" and five zeros.
+	id=$(printf 'mmap3-libren-v%s' $v | od -An -tx1 | tr -d ' \n')0000000000
+	gcc -O2 -Wall -shared -fPIC -DREN_VERSION=$v -Wl,-soname,libren.so -Wl,--build-id=0x"$id" \
+		-o "$disk/lib/libren-$v.so" "$bench/libren.c"
+done
+mkdir -p "$disk/ren-link"
+cp "$disk/lib/libren-1.so" "$disk/ren-link/libren.so"
+gcc -O2 -Wall -Wl,--dynamic-linker=/slow/lib/ld-linux-x86-64.so.2 \
+	-Wl,-rpath,/tmp/ren/lib:/slow/lib -o "$disk/bin/ren" "$bench/renamed.c" \
+	-L"$disk/ren-link" -lren
+rm -r "$disk/ren-link"
+[ "$(build_id "$disk/lib/libren-1.so")" != "$(build_id "$disk/lib/libren-2.so")" ] ||
+	die "the two libren.so have one build-id"
+# pressure: the data the reader streams beside the workload, 1 MiB a file.
+data_mb=0
+if [ "$pressure_iters" != 0 ]; then
+	data_mb=$pressure_data
+	mkdir -p "$disk/data"
+	for ((i = 0; i < data_mb; i++)); do
+		awk -v f="$i" 'BEGIN { for (n = 0; n < 32768; n++) printf "mmap3 bench data %6d %7d\n", f, n }' \
+			>"$disk/data/$i"
+	done
+fi
+# The workload's sources (not the loss items' programs: item 8 keeps its inputs).
+for f in "$bench"/*.c "$MMAP3_ROOT"/src/*.rs; do
+	case ${f##*/} in exited.c | renamed.c | libren.c) ;; *) cp "$f" "$disk/src/" ;; esac
+done
 : >"$guest/bench.manifest"
 for f in "$disk"/bin/* "$disk"/lib/*; do
 	id=$(build_id "$f")
 	[ -n "$id" ] || die "$f: no build-id"
 	echo "/slow/${f#"$disk"/} $id" >>"$guest/bench.manifest"
 done
-mke2fs -q -t ext2 -b 4096 -d "$disk" "$guest/bench.img" 16M >/dev/null
+mke2fs -q -t ext2 -b 4096 -d "$disk" "$guest/bench.img" $((16 + data_mb * 9 / 8))M >/dev/null
 rm -rf "$disk"
-cp "$bench/bench.sh" "$bench/bench-upstream.sh" "$bench/workload.sh" "$guest/"
+cp "$bench/bench.sh" "$bench/bench-upstream.sh" "$bench/workload.sh" "$bench/loss.sh" \
+	"$bench/exited.sh" "$bench/renamed.sh" "$guest/"
 manifest_id() { sed -n "s#^$1 ##p" "$guest/bench.manifest"; }
 
 # conf BOOT ITEMS: the guest's bench.conf for one boot.
@@ -110,6 +182,13 @@ COLD_SAMPLES=$cold_samples
 COLD_DELAYS="$cold_delays"
 WORKLOAD_ITERS=$workload_iters
 WORKLOAD_DELAY=2
+PRESSURE_ITERS=$pressure_iters
+PRESSURE_LEAVE_MB=$pressure_leave
+EXITED_RUNS=$exited_runs
+EXITED_ROUNDS=$exited_rounds
+EXITED_VARIANTS=$exited_variants
+RENAMED_PROCS=$renamed_procs
+RENAMED_ROUNDS=$renamed_rounds
 TIMING=$timing
 TINY_BUILD_ID=$(manifest_id /slow/bin/tiny)
 BW_TRUE_BUILD_ID=$(manifest_id /slow/bin/bw-true)
@@ -144,11 +223,13 @@ upstream=()
 for ((b = 1; b <= boots; b++)); do
 	items="cold"
 	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="cold workload"
+	loss=
+	[ "$b" -le "$loss_boots" ] && loss=$loss_items
 	t=$SECONDS
 	conf "$b" "warm tmpfs exec threads cover"
 	boot test "$smp" bench.sh
 	patched+=("$out")
-	conf "$b" "$items"
+	conf "$b" "$items${loss:+ $loss}"
 	boot test 1 bench.sh
 	patched+=("$out")
 	log "patched kernel, boot $b of $boots ($smp CPUs, then 1 CPU): $((SECONDS - t)) s"
@@ -156,7 +237,12 @@ for ((b = 1; b <= boots; b++)); do
 	conf "$b" "warm cover"
 	boot upstream "$smp" bench-upstream.sh
 	upstream+=("$out")
-	log "unpatched kernel, boot $b of $boots: $((SECONDS - t)) s"
+	if [ -n "$loss" ]; then
+		conf "$b" "$loss"
+		boot upstream 1 bench-upstream.sh
+		upstream+=("$out")
+	fi
+	log "unpatched kernel, boot $b of $boots${loss:+ ($smp CPUs, then 1 CPU)}: $((SECONDS - t)) s"
 done
 
 dir=$MMAP3_CACHE/bench

@@ -476,6 +476,179 @@ class Report:
                "lost events are summed over the boots.")
         self.w()
 
+    # -- where upstream's build-ids go missing or wrong (tests/bench/loss.sh)
+
+    LOSS_MODES = (("unpatched", "default", "unpatched kernel, upstream's perf: `perf record` "
+                   "(its default, `--buildid-mmap`)"),
+                  ("unpatched", "table", "unpatched kernel, upstream's perf: `perf record "
+                   "--no-buildid-mmap` (build-id table at the end)"),
+                  ("patched", "default", "patched kernel, the series' perf: `perf record` "
+                   "(its default, MMAP2 with build-ids)"),
+                  ("patched", "mmap3", "patched kernel, the series' perf: `perf record --mmap3`"))
+
+    def loss_rows(self, item, **kw):
+        """{(kernel, mode): (perfdata rows, run rows, other rows)} of one item."""
+        out = {}
+        for boots, kernel in ((self.p, "patched"), (self.u, "unpatched")):
+            for rows, _ in boots:
+                for r in select(rows, item=item, **kw):
+                    if "mode" not in r:
+                        continue
+                    d, runs, other = out.setdefault((kernel, r["mode"]), ([], [], []))
+                    (d if r.get("test") == "perfdata" else runs if r.get("test") == "run"
+                     else other).append(r)
+        return out
+
+    @staticmethod
+    def shares(d):
+        """Samples in the item's files: right / wrong / none, summed over boots."""
+        known = sum(x["known"] for x in d)
+        cells = [str(len({x["boot"] for x in d})), str(known)]
+        for k in ("right", "wrong", "none"):
+            n = sum(x[k] for x in d)
+            cells.append(f"{n} ({100 * n / known:.1f}%)" if known else "n/a")
+        return cells
+
+    def loss_table(self, item, extra_head=(), extra=None, **kw):
+        found = self.loss_rows(item, **kw)
+        kept = any(x.get("test") == "kept" for v in found.values() for x in v[2])
+        body = []
+        for kernel, mode, name in self.LOSS_MODES:
+            if (kernel, mode) not in found:
+                continue
+            d, runs, other = found[(kernel, mode)]
+            row = [name] + self.shares(d)
+            row.append(spread([x["ns"] / 1e9 for x in runs], "{:.2f}") if runs else "n/a")
+            if kept:
+                k = [x for x in other if x.get("test") == "kept"]
+                row.append(f"{sum(x['kept'] for x in k)} of {sum(x['ids'] for x in k)}")
+            if extra:
+                row += extra(d, runs, other)
+            body.append(row)
+        if not body:
+            return False
+        self.table(["recording", "boots", "samples in its files", "right build-id", "wrong",
+                    "none", "session, guest s"]
+                   + (["binaries in perf's build-id cache"] if kept else [])
+                   + list(extra_head), body)
+        return True
+
+    def loss(self):
+        self.w("## 9–11. Where upstream's build-ids go missing or wrong")
+        self.w()
+        self.w("Each item is a session under `perf record -a -e cpu-clock -c 2000000` on the "
+               "1-CPU guest, recorded four ways: on the unpatched kernel with upstream's perf "
+               "(7.3's tools/perf without the series), plainly (its default, `--buildid-mmap`: "
+               "the kernel's build-id in each MMAP2 record when the note is in the page cache, "
+               "the build-ids of the processes already running read by path when perf starts, "
+               "and no build-id read at the end of the session) and with `--no-buildid-mmap` "
+               "(no build-id in the records; the table perf record writes at the end of the "
+               "session, read from the files by path then); on the patched kernel with the "
+               "module and the series' perf, plainly and with `--mmap3`. "
+               "`tests/bench/perfdata.c` replays each perf.data as perf does and compares the "
+               "build-id perf gives each user-space sample in the item's files (its mapping "
+               "record's, else the table's) with the build-id `readelf -n` gave on the host for "
+               "the file that process mapped. Exact counts, summed over the boots that ran the "
+               "item; no target (the issue sets none for these items). Where the item's "
+               "files leave their paths, \"binaries in perf's build-id cache\" counts the "
+               "item's build-ids whose binary perf record kept in `~/.debug`, which `perf "
+               "report` needs to resolve their samples once the path names another file or "
+               "none (upstream's perf copies them from their paths at the end of the session; "
+               "the series' with `--mmap3` also as they are mapped, from /proc/PID/map_files).")
+        self.w()
+        # 9. memory pressure
+        self.w("### 9. Memory pressure")
+        self.w()
+
+        def pressure(d, runs, other):
+            pv = [x for x in other if x.get("test") == "pressure"]
+            return [f"{sum(x['read_kib'] for x in pv) / 1024 / max(len(pv), 1):.1f}",
+                    f"{sum(x['refault_file'] for x in pv) // max(len(pv), 1)}",
+                    "yes" if pv and all(x["hog"] == 1 for x in pv) else "**no**"]
+        if self.loss_table("pressure", ("MiB read from /slow per run", "page-cache refaults "
+                                        "per run", "hog alive throughout"), pressure):
+            hogs = {kernel: [r["taken_kb"] / 1024 for rows, _ in boots
+                             for r in select(rows, item="pressure", test="hog")]
+                    for boots, kernel in ((self.u, "unpatched"), (self.p, "patched"))}
+            its = self.conf.get("PRESSURE_ITERS", "?")
+            self.w(f"`workload.sh {its}` (item 8's build-like loop, cold at the start of each "
+                   f"run, the disk at 2 ms per read) while `mmap3_bench hog` holds locked "
+                   f"anonymous memory until {self.conf.get('PRESSURE_LEAVE_MB', '?')} MiB are "
+                   f"left available (it took "
+                   + "; ".join(f"{k}: " + ", ".join(f"{v:.0f}" for v in h)
+                               for k, h in hogs.items() if h)
+                   + " MiB in the boots) and `mmap3_bench stream` reads `/slow/data` (larger "
+                   "than what is left) over and over beside it: the page cache holds less than "
+                   "the session's working set, and evicts what was read longest ago, the note "
+                   "pages included. Refaults (`workingset_refault_file` in /proc/vmstat) count "
+                   "the pages read again after their eviction: the pressure is real when they "
+                   "are many. The kernel's no-fault parse loses the build-id only when the note's "
+                   "page is evicted between the read that brought it in (the kernel's at exec, "
+                   "ld.so's 832 bytes) and the mapping a moment later.")
+            self.w()
+        else:
+            self.w("not run")
+            self.w()
+        # 10. exited
+        self.w("### 10. Processes that exit, and whose files are deleted, before the end of the "
+               "session")
+        self.w()
+        if self.loss_table("exited"):
+            self.w(f"`exited.sh`: {self.conf.get('EXITED_RUNS', '?')} times, a test program is "
+                   f"written into `/tmp/ex` (a copy of one of "
+                   f"{self.conf.get('EXITED_VARIANTS', '?')} programs with their own build-ids), "
+                   "run, and deleted once it has exited, as a build's configure checks and test "
+                   "suites do; the session ends after the last. Counted: the samples in the test "
+                   "programs. perf record's end-of-session pass reads build-ids by path: the "
+                   "files are gone by then.")
+            self.w()
+        else:
+            self.w("not run")
+            self.w()
+        # 11. renamed
+        self.w("### 11. A shared library replaced by rename while old processes run it")
+        self.w()
+        any_run = False
+        for phase, title in (("before", "upgraded before the session"),
+                             ("during", "upgraded during the session")):
+            found = self.loss_rows("renamed", phase=phase)
+            if not found:
+                continue
+            any_run = True
+            groups = sorted({x["group"] for v in found.values() for x in v[2]
+                             if x.get("test") == "perfdata-group"},
+                            key=lambda g: ("pre", "old", "new").index(g)
+                            if g in ("pre", "old", "new") else 9)
+
+            def per_group(d, runs, other, groups=groups):
+                cells = []
+                for g in groups:
+                    gs = [x for x in other if x.get("test") == "perfdata-group"
+                          and x["group"] == g]
+                    cells.append(f"{sum(x['right'] for x in gs)} / {sum(x['wrong'] for x in gs)}"
+                                 f" / {sum(x['none'] for x in gs)}")
+                return cells
+            self.w(f"#### 11{'ab'[phase == 'during']}. The library {title}")
+            self.w()
+            self.loss_table("renamed", [f"{g}: right / wrong / none" for g in groups],
+                            per_group, phase=phase)
+        if any_run:
+            self.w(f"`renamed.sh`: `/tmp/ren/lib/libren.so` is version 1 (`libren.c` built with "
+                   f"a build-id of its own), then version 2 is installed as a package manager "
+                   f"does (written beside it, renamed over it). Groups of "
+                   f"{self.conf.get('RENAMED_PROCS', '?')} process(es) of `ren` each, which "
+                   "works in the library: \"pre\" started before the session, with version 1 "
+                   "(perf synthesizes their mappings from /proc/PID/maps when it starts: after "
+                   "an upgrade before the session, the path there ends in \" (deleted)\"); "
+                   "\"old\" started in the session before the upgrade (version 1, the kernel's "
+                   "records); \"new\" started after it (version 2). Right is the build-id of "
+                   "the file the process mapped (its inode in /proc/PID/maps while it ran), not "
+                   "the file at the path at the end. Counted: the samples in the library.")
+            self.w()
+        else:
+            self.w("not run")
+            self.w()
+
     def run(self):
         self.w("# mmap3 benchmark: MMAP3 against MMAP2 and upstream's MMAP2+build_id")
         self.w()
@@ -490,8 +663,11 @@ class Report:
                    "on a host shared with other work: only the ratios mean anything.**")
         self.w()
         boots = len({r.get("boot") for rows, _ in self.p for r in rows})
+        loss_u = sum(1 for rows, _ in self.u if not select(rows, item="warm")
+                     and not select(rows, test="cover"))
         self.w(f"{boots} boots of the patched kernel (each: one guest on several CPUs, one on "
-               f"1 CPU for the slow-disk items), {len(self.u)} of the unpatched one"
+               f"1 CPU for the slow-disk items), {len(self.u) - loss_u} of the unpatched one"
+               + (f" (and {loss_u} of it on 1 CPU for items 9–11)" if loss_u else "")
                + (f"; {self.retries} guest(s) stalled and were run again" if self.retries else "")
                + ". Values are the median over boots, with the range [min–max] across boots; "
                "each boot's value is the median over its cycles of interleaved "
@@ -526,6 +702,7 @@ class Report:
         self.upstream()
         self.cover()
         self.workload()
+        self.loss()
         self.w("## Targets")
         self.w()
         self.w("Goals, not promises; per-boot values are in the tables above. Slow-disk "

@@ -7,8 +7,11 @@
 # "upstream" in bench-upstream.sh (the unpatched kernel: no module, no
 # MMAP3). mmap3_bench interleaves the configurations itself (see its
 # comment); the items are those of the report (scripts/bench_report.py),
-# what each shows and cannot show is in tests/bench/NOTES.md.
+# what each shows and cannot show is in tests/bench/NOTES.md. The items
+# where upstream's build-ids go missing or wrong (pressure, exited,
+# renamed) are in loss.sh, for both kernels.
 . ./bench.conf
+. ./loss.sh
 KERNEL=${KERNEL:-patched}
 FILE=/mnt/bid20.elf	# an ELF file on the ext2 disk (loop0)
 SLOW=/slow		# /tests/bench.img: ext2 behind dm-delay (loop1)
@@ -41,6 +44,11 @@ if [ "$KERNEL" = upstream ]; then
 	want warm && step warm map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid $ref
 	want cover && step cover cover /mnt cold mmap2bid
 	want cover && step cover cover /mnt warm mmap2bid
+	if want pressure || want exited || want renamed; then
+		./mmap3_bench disk up /tests/bench.img $SLOW || fail=1
+		loss_items
+		umount $SLOW
+	fi
 	echo "# $(($(date +%s) - start)) s: done"
 	echo "mmap3-test: end bench-$KERNEL rc=$fail"
 	exit 0
@@ -108,6 +116,8 @@ if want workload; then
 	echo 2 >/proc/sys/kernel/randomize_va_space
 	./mmap3_bench disk delay 0 || fail=1
 fi
+# pressure, exited, renamed: the share of right build-ids (loss.sh)
+loss_items
 cat /sys/kernel/debug/mmap3/stats | sed 's/^/# stats: /'
 umount $SLOW
 rmmod mmap3 || fail=1

@@ -34,6 +34,13 @@
  *   mmap3_bench run CMD ARG...
  *	runs CMD, prints its wall time and the user and system time of it
  *	and its descendants
+ *   mmap3_bench hog LEAVE_MB
+ *	locks anonymous memory (MAP_POPULATE|MAP_LOCKED), 4 MiB at a time,
+ *	until MemAvailable is at most LEAVE_MB, prints what it took, then
+ *	sleeps until killed: the rest of the guest runs in LEAVE_MB
+ *   mmap3_bench stream DIR
+ *	reads every file of DIR in turn, again and again, until killed:
+ *	another working set competing for the page cache
  *
  * A configuration (CFG) is what listens: none (no event), mmap2
  * (attr.mmap2), mmap2bid (attr.mmap2 + attr.build_id: upstream's
@@ -70,7 +77,9 @@
 #include "../kselftest/mmap3_util.h"	/* first: it defines _GNU_SOURCE */
 #include "../kselftest/mmap3_dm.h"
 
+#include <dirent.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -944,6 +953,79 @@ static int cmd_run(int argc, char **argv)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* A field of /proc/meminfo, in KiB (-1: none). */
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		die("/proc/meminfo");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			v = atol(line + strlen(key) + 1);
+	fclose(f);
+	return v;
+}
+
+/* Memory pressure: all but LEAVE_MB of the guest's available memory taken. */
+static int cmd_hog(int argc, char **argv)
+{
+	const size_t chunk = 4 << 20;
+	long leave = atol(argv[2]) * 1024, before = meminfo_kb("MemAvailable"), avail;
+	size_t taken = 0;
+
+	if (before < 0)
+		die("MemAvailable");
+	for (avail = before; avail > leave; avail = meminfo_kb("MemAvailable")) {
+		size_t len = (size_t)(avail - leave) * 1024 < chunk ? (size_t)(avail - leave) * 1024 : chunk;
+
+		len &= ~4095ul;
+		if (!len)
+			break;
+		if (mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0) == MAP_FAILED)
+			die("mmap");
+		taken += len;
+	}
+	printf("bench %stest=hog leave_kb=%ld taken_kb=%zu avail_before_kb=%ld avail_kb=%ld free_kb=%ld cached_kb=%ld\n",
+	       tag(), leave, taken >> 10, before, avail, meminfo_kb("MemFree"), meminfo_kb("Cached"));
+	for (;;)
+		pause();
+	return 0;
+}
+
+/* Reads the files of argv[2] over and over, until killed. */
+static int cmd_stream(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+
+	for (;;) {
+		d = opendir(argv[2]);
+		if (!d)
+			die(argv[2]);
+		while ((e = readdir(d))) {
+			int fd;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", argv[2], e->d_name);
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				die(path);
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+			close(fd);
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
 struct cover {
 	uint64_t addr;
 	const struct fixture *fx;
@@ -1093,6 +1175,10 @@ int main(int argc, char **argv)
 		return cmd_disk(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "run"))
 		return cmd_run(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "hog"))
+		return cmd_hog(argc, argv);
+	if (argc == 3 && !strcmp(argv[1], "stream"))
+		return cmd_stream(argc, argv);
 	fprintf(stderr, "usage: see the comment at the top of mmap3_bench.c\n");
 	return 2;
 }

@@ -6,7 +6,14 @@
  *   perfdata FILE MANIFEST
  *
  * MANIFEST has one line "<path> <build-id hex>" per file whose build-id is
- * known (make bench writes it from readelf -n on the host).
+ * known (make bench writes it from readelf -n on the host), and may have
+ * lines "pid <pid> <group> <path> <build-id hex>": the file that process
+ * really mapped at <path> (a path that named another file before or after,
+ * as a library replaced by rename while old processes run it), and the
+ * group its samples are also counted in. A mapping record whose name ends
+ * in " (deleted)" (perf synthesizes them so from /proc/PID/maps for files
+ * deleted or replaced since they were mapped) is of a known file only
+ * through such a line: the path now names another file, or none.
  *
  * The records are put in time order (perf record writes them per CPU, in
  * rounds), then replayed as perf does: a process's mappings come from its
@@ -22,7 +29,8 @@
  *   - else none.
  * Prints one "bench ..." line ($BENCH_TAG first): the samples, the user
  * ones, those in files of MANIFEST ("known") with the right build-id, a
- * wrong one, or none; lost records and samples; the mapping records.
+ * wrong one, or none; lost records and samples; the mapping records. Then
+ * one "bench ... test=perfdata-group" line per group of the pid lines.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +77,43 @@ struct file {
 
 static struct file files[MAX_FILES];
 static int nfiles;
+
+#define MAX_PID_TRUTHS	1024
+#define MAX_GROUPS	16
+#define DELETED		" (deleted)"
+
+/* A pid line of MANIFEST: what that process mapped at path. */
+struct pid_truth {
+	uint32_t pid;
+	int group;
+	char *path;
+	uint8_t truth[BID_MAX];
+	int truth_size;
+};
+
+static struct pid_truth pid_truths[MAX_PID_TRUTHS];
+static int npid_truths;
+
+static struct group {
+	char *name;
+	unsigned long long known, right, wrong, none;
+} groups[MAX_GROUPS];
+static int ngroups;
+
+static int group_get(const char *name)
+{
+	int i;
+
+	for (i = 0; i < ngroups; i++)
+		if (!strcmp(groups[i].name, name))
+			return i;
+	if (ngroups == MAX_GROUPS) {
+		errno = 0;
+		die("too many groups");
+	}
+	groups[ngroups].name = strdup(name);
+	return ngroups++;
+}
 
 static struct file *file_get(const char *path)
 {
@@ -162,6 +207,39 @@ static int hex(const char *s, uint8_t *out)
 	return n;
 }
 
+/*
+ * The build-id of the file that @pid mapped as @f, and the process's group
+ * (-1: none); NULL when the file is not known.
+ */
+static const uint8_t *truth_of(uint32_t pid, const struct file *f, int *size, int *group)
+{
+	size_t len = strlen(f->path), dl = strlen(DELETED);
+	bool deleted = len > dl && !strcmp(f->path + len - dl, DELETED);
+	const uint8_t *id = NULL;
+	int i;
+
+	if (deleted)
+		len -= dl;	/* the path it had when it was mapped */
+	*group = -1;
+	for (i = 0; i < npid_truths; i++) {
+		const struct pid_truth *t = &pid_truths[i];
+
+		if (t->pid != pid)
+			continue;
+		*group = t->group;
+		if (strlen(t->path) == len && !strncmp(t->path, f->path, len)) {
+			*size = t->truth_size;
+			id = t->truth;
+		}
+	}
+	/* A deleted file is not the one now at its path. */
+	if (!id && !deleted && f->truth_size) {
+		*size = f->truth_size;
+		id = f->truth;
+	}
+	return id;
+}
+
 /* Bytes of the sample_id trailer (attr.sample_id_all) for @type. */
 static int trailer_size(uint64_t type)
 {
@@ -179,7 +257,8 @@ int main(int argc, char **argv)
 	const char *tag = getenv("BENCH_TAG");
 	struct file_header fh;
 	struct event *events;
-	char line[1024], path[900], bid[64];
+	char line[1024], path[900], bid[64], group[64];
+	unsigned int tpid;
 	unsigned char *buf;
 	struct stat st;
 	FILE *mf;
@@ -196,6 +275,20 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof(line), mf)) {
 		struct file *f;
 
+		if (sscanf(line, "pid %u %63s %899s %63s", &tpid, group, path, bid) == 4) {
+			struct pid_truth *t = &pid_truths[npid_truths];
+
+			if (npid_truths == MAX_PID_TRUTHS) {
+				errno = 0;
+				die("too many pid lines");
+			}
+			t->pid = tpid;
+			t->group = group_get(group);
+			t->path = strdup(path);
+			t->truth_size = hex(bid, t->truth);
+			npid_truths++;
+			continue;
+		}
 		if (sscanf(line, "%899s %63s", path, bid) != 2)
 			continue;
 		f = file_get(path);
@@ -389,8 +482,9 @@ int main(int argc, char **argv)
 			uint32_t pid = ((const uint32_t *)(s + 1))[0];
 			struct proc *p = proc_get(pid);
 			const struct map *hit = NULL;
-			const uint8_t *id = NULL;
-			int size = 0;
+			const uint8_t *id = NULL, *truth;
+			int size = 0, truth_size = 0, g;
+			bool ok;
 
 			if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
 				break;
@@ -402,7 +496,8 @@ int main(int argc, char **argv)
 				unmapped++;
 				break;
 			}
-			if (!hit->file->truth_size)
+			truth = truth_of(pid, hit->file, &truth_size, &g);
+			if (!truth)
 				break;	/* not a file of MANIFEST */
 			known++;
 			if (hit->bid_size) {
@@ -412,12 +507,19 @@ int main(int argc, char **argv)
 				id = hit->file->table;
 				size = hit->file->table_size;
 			}
+			ok = id && size == truth_size && !memcmp(id, truth, size);
 			if (!id)
 				none++;
-			else if (size == hit->file->truth_size && !memcmp(id, hit->file->truth, size))
+			else if (ok)
 				right++;
 			else
 				wrong++;
+			if (g >= 0) {
+				groups[g].known++;
+				groups[g].none += !id;
+				groups[g].right += ok;
+				groups[g].wrong += id && !ok;
+			}
 			break;
 		}
 		}
@@ -426,5 +528,9 @@ int main(int argc, char **argv)
 	       tag ?: "", tag ? " " : "", (long long)st.st_size, records, samples, user, known,
 	       right, wrong, none, unmapped, lost, lost_samples, nmmap, nmmap2, nmmap2bid,
 	       nmmap3, nmmap3found);
+	for (i = 0; i < ngroups; i++)
+		printf("bench %s%stest=perfdata-group group=%s known=%llu right=%llu wrong=%llu none=%llu\n",
+		       tag ?: "", tag ? " " : "", groups[i].name, groups[i].known, groups[i].right,
+		       groups[i].wrong, groups[i].none);
 	return 0;
 }
