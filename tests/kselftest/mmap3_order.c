@@ -165,6 +165,23 @@ static void *t1_map(void *arg)
 	return NULL;
 }
 
+/* Starts T1, and waits until it sleeps in the read of its mapping: -1 if never. */
+static int t1_start(pthread_t *t1, struct t1_args *a)
+{
+	int i;
+
+	if (pthread_create(t1, NULL, t1_map, a))
+		return -1;
+	for (i = 0; i < 20000; i++) {
+		pid_t tid = load_acquire(&a->tid);
+
+		if (tid && task_state(tid) == 'D')
+			return 0;
+		usleep(100);
+	}
+	return -1;
+}
+
 TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
@@ -198,16 +215,8 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	/* Before the threads: they inherit the events. */
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
-	ASSERT_EQ(0, pthread_create(&t1, NULL, t1_map, &a));
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	for (i = 0; i < 20000; i++) {
-		pid_t tid = load_acquire(&a.tid);
-
-		if (tid && task_state(tid) == 'D')
-			break;
-		usleep(100);
-	}
-	ASSERT_GT(20000, i) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, t1_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
 	ASSERT_EQ(0, load_acquire(&a.mapped));
 	/* T2 (this thread) maps a warm file over it. */
 	ASSERT_EQ(x, mmap(x, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd2, 0));
@@ -287,15 +296,8 @@ TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
-	ASSERT_EQ(0, pthread_create(&t1, NULL, t1_map, &a));
-	for (i = 0; i < 20000; i++) {
-		pid_t tid = load_acquire(&a.tid);
-
-		if (tid && task_state(tid) == 'D')
-			break;
-		usleep(100);
-	}
-	ASSERT_GT(20000, i) TH_LOG("T1 never waited for the disk: no deferred read");
+	/* T1 sleeps in the read of the slow disk: its mapping is made. */
+	ASSERT_EQ(0, t1_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
 	/* T2 (this thread) forks while T1's record waits for the read. */
 	f.pid = fork();
 	ASSERT_LE(0, f.pid);

@@ -44,13 +44,7 @@ echo "TAP version 13"
 bid=5eed0016000000000000000000000000000016aa
 gcc -O1 -DSPIN_FN=alpha -Wl,--build-id=0x$bid -o "$tmp/withbid" "$MMAP3_ROOT/tests/perf/spin.c"
 gcc -O1 -DSPIN_FN=omega -Wl,--build-id=none -o "$tmp/nobid" "$MMAP3_ROOT/tests/perf/spin.c"
-log "recording two programs on the host with $perf record --buildid-mmap"
-if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
-	sh -c "$tmp/withbid 0.3; $tmp/nobid 0.3" >"$tmp/record.out" 2>&1; then
-	sed 's/^/# /' "$tmp/record.out" | head -5
-	echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
-	exit 4
-fi
+host_record "two programs" "$tmp/withbid 0.3; $tmp/nobid 0.3"
 "$conv" --stat-ids "$tmp/mmap2.data" "$tmp/mmap3.data" | sed 's/^/# /'
 "$conv" --stat-ids --mangle ioerror --mangle-file /withbid "$tmp/mmap2.data" "$tmp/ioerror.data" |
 	sed 's/^/# /'

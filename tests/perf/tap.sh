@@ -38,12 +38,25 @@ perfs_setup() {
 	export ASAN_OPTIONS=detect_leaks=0:exitcode=99
 }
 
+# host_record WHAT COMMAND: $perf record --buildid-mmap of sh -c COMMAND on
+# the host, into $tmp/mmap2.data; skips the whole test (exit 4) when the
+# host cannot record.
+host_record() {
+	log "recording $1 on the host with $perf record --buildid-mmap"
+	if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
+		sh -c "$2" >"$tmp/record.out" 2>&1; then
+		sed 's/^/# /' "$tmp/record.out" | head -5
+		echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
+		exit 4
+	fi
+}
+
 # in_place_session: the session of issue 16, recorded on the host:
 # tests/perf/spin.c built as $tmp/alpha and $tmp/beta (one layout, two
 # build-ids, $bid_alpha and $bid_beta, both in perf's build-id cache, as
 # perf record --mmap3 keeps them), run in turn from one path, $p, rewritten
 # in place between, under $perf record --buildid-mmap into
-# $tmp/mmap2.data. Skips the whole test (exit 4) when the host cannot record.
+# $tmp/mmap2.data (host_record).
 in_place_session() {
 	local fn
 	for fn in alpha beta; do
@@ -52,13 +65,7 @@ in_place_session() {
 	p=$tmp/p
 	: >"$p"
 	chmod 755 "$p"
-	log "recording the in-place session on the host with $perf record --buildid-mmap"
-	if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
-		sh -c "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3" >"$tmp/record.out" 2>&1; then
-		sed 's/^/# /' "$tmp/record.out" | head -5
-		echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
-		exit 4
-	fi
+	host_record "the in-place session" "cat $tmp/alpha > $p; $p 0.3; cat $tmp/beta > $p; $p 0.3"
 	"$perf" buildid-cache -a "$tmp/alpha"
 	"$perf" buildid-cache -a "$tmp/beta"
 	bid_alpha=$("$perf" buildid-list -i "$tmp/alpha")
