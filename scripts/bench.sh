@@ -202,9 +202,11 @@ retries=0
 boot() {
 	local err=$MMAP3_WORK/bench-boot.err result try
 	for try in 1 2; do
+		# Its log lines into $err, shown once it ends: a `tee` in a process
+		# substitution could still be writing $err when it is read.
 		result=$(MMAP3_KERNEL=$1 MMAP3_SMP=$2 "$MMAP3_ROOT/tests/qemu/run.sh" "$3" "$timeout" \
-			2> >(tee "$err" >&2) | tail -n 1)
-		wait # for tee
+			2>"$err" | tail -n 1)
+		cat "$err" >&2
 		out=$(sed -n 's/.*test output: \(.*tests\.log\)$/\1/p' "$err" | tail -n 1)
 		[ -f "$out" ] || die "no output from the $1 kernel's run"
 		read -r _ failed _ <<<"$result"
