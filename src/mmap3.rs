@@ -281,9 +281,9 @@ impl Mmap3Provider {
     }
 }
 
-/// The file to read for a mapping and its identity (read once per mapping
-/// on this path), or the answer when there is none to read.
-fn file_to_read(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
+/// The file of a mapping and its identity (read once per mapping on this
+/// path), or the answer when the mapping has no file: [`Status::NoFile`].
+fn mapped_file(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
     let file = vma.file().ok_or(Answer::Missing(Status::NoFile))?;
     let id = file.identity();
     // The kernel's internal shmem file behind shared anonymous memory,
@@ -293,10 +293,6 @@ fn file_to_read(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
     // device, not read.)
     if id.private {
         return Err(Answer::Missing(Status::NoFile));
-    }
-    // A cache hit need not look at the list of file systems not read.
-    if !cacheable(&id) && !readable(&id) {
-        return Err(Answer::Missing(Status::Skipped));
     }
     Ok((file, id))
 }
@@ -386,7 +382,7 @@ fn parse_stable(
 
 impl provider::Provider for Mmap3Provider {
     fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer> {
-        let answer = match file_to_read(vma) {
+        let answer = match mapped_file(vma) {
             Ok((file, id)) => self.lookup_file(file, &id).inspect_err(|_| {
                 stats::add(Stat::Deferred, 1);
             })?,
@@ -403,15 +399,21 @@ impl provider::Provider for Mmap3Provider {
 
 impl Mmap3Provider {
     /// Looks a mapped file up under `mmap_lock`, without sleeping: the
-    /// cache, then the page cache. Deferred when a page is missing, or when
-    /// the answer could be cached but the file's superblock has no serial
-    /// yet (numbering it may sleep: [`Mmap3Provider::read_file`] does).
+    /// cache, then (on a file system the module reads) the page cache.
+    /// Deferred when a page is missing, or when the answer could be cached
+    /// but the file's superblock has no serial yet (numbering it may sleep:
+    /// [`Mmap3Provider::read_file`] does).
     fn lookup_file(&self, file: &File, id: &Identity) -> Result<Answer, Defer> {
         if self.caches(id) {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
                 return Ok(answer);
             }
+        }
+        // Only a file that missed the cache is looked at against the file
+        // systems not read: a cacheable one is readable.
+        if !readable(id) {
+            return Ok(Answer::Missing(Status::Skipped));
         }
         stats::add(Stat::Misses, 1);
         let (answer, before, after) =
