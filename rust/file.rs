@@ -28,14 +28,19 @@ extern "C" {
 struct Reader {
     file: *mut c_void,
     folio: *mut c_void,
+    addr: *const c_void,
+    start: i64,
+    end: i64,
+    size: i64,
     may_io: bool,
 }
 
 /// Reads a file through the page cache, as the kernel's own build-id
 /// reader does: no fsnotify event, no atime update, no permission check
 /// against the current credentials, and the same for files opened with
-/// `O_DIRECT`. Keeps the last folio it read from (a reference) for the next
-/// read, until dropped.
+/// `O_DIRECT`. Keeps the last folio it read from (a reference), and the page
+/// of it that it mapped, for the next read, until dropped; the file's size
+/// is the one at the first read.
 pub(crate) struct PageReader<'a> {
     reader: Reader,
     _file: PhantomData<&'a File>,
@@ -50,6 +55,11 @@ impl PageReader<'_> {
             reader: Reader {
                 file: file.as_ptr().cast(),
                 folio: core::ptr::null_mut(),
+                addr: core::ptr::null(),
+                start: 0,
+                end: 0,
+                // Read at the first read.
+                size: -1,
                 may_io,
             },
             _file: PhantomData,
@@ -62,7 +72,8 @@ impl PageReader<'_> {
     pub(crate) fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let pos = i64::try_from(offset).map_err(|_| EINVAL)?;
         // SAFETY: `reader.file` is valid while the borrow of the file lasts
-        // (`'a`), `reader.folio` is null or a reference the reader holds;
+        // (`'a`), `reader.folio` is null or a reference the reader holds,
+        // `reader.addr` null or its page mapped;
         // `buf` is valid for writes of `buf.len()` bytes; no `mmap_lock` is
         // held with `may_io` (the constructor's contract).
         let n = unsafe { mmap3_read(&mut self.reader, pos, buf.as_mut_ptr(), buf.len()) };
@@ -72,7 +83,8 @@ impl PageReader<'_> {
 
 impl Drop for PageReader<'_> {
     fn drop(&mut self) {
-        // SAFETY: Drops the folio reference the reader holds, if any.
+        // SAFETY: Unmaps the page and drops the folio reference the reader
+        // holds, if any.
         unsafe { mmap3_read_done(&mut self.reader) };
     }
 }

@@ -294,66 +294,103 @@ static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_
 
 const size_t mmap3_reader_size = sizeof(struct mmap3_reader);
 
+void mmap3_read_done(struct mmap3_reader *r)
+{
+	if (r->addr)
+		kunmap_local(r->addr);
+	if (r->folio)
+		folio_put(r->folio);
+	r->addr = NULL;
+	r->folio = NULL;
+	r->start = r->end = 0;
+}
+
 /*
- * Read @len bytes at @pos of @r->file through its page cache, as the
- * kernel's own build-id reader (lib/buildid.c, its freader) reads: folio by
- * folio, keeping the last folio for the next read (a parse reads the ELF
- * header, the program headers and the notes, most often all in the first
- * page), so that no fsnotify event (no fanotify permission event, no
- * inotify IN_ACCESS), no atime update, no permission check against
- * current's credentials is involved, O_DIRECT does not apply, and only the
- * pages holding the bytes asked for are read from the disk (no readahead).
- * Without @r->may_io, only what is in the page cache is used: -EAGAIN when a
- * page is not there. Returns the bytes read, short at the end of the file;
- * -EOPNOTSUPP for a file whose data is not in the page cache (no
- * ->read_folio, DAX). mmap3_read_done() drops the folio kept.
+ * The page of @folio that holds @pos becomes the reader's mapped page,
+ * holding the bytes of the file from its start to the end of the page or
+ * of the file, whichever comes first.
  */
-ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len)
+static void mmap3_read_map(struct mmap3_reader *r, struct folio *folio, loff_t pos)
+{
+	size_t off = offset_in_folio(folio, pos) & PAGE_MASK;
+
+	r->folio = folio;
+	r->addr = kmap_local_folio(folio, off);
+	r->start = folio_pos(folio) + off;
+	r->end = min_t(loff_t, r->start + PAGE_SIZE, r->size);
+}
+
+static ssize_t mmap3_read_slow(struct mmap3_reader *r, loff_t pos, void *buf, size_t len)
 {
 	struct address_space *mapping = r->file->f_mapping;
-	struct inode *inode = mapping->host;
-	loff_t size = i_size_read(inode);
 	size_t done = 0;
 
-	if (IS_DAX(inode) || (!shmem_mapping(mapping) && !mapping->a_ops->read_folio))
-		return -EOPNOTSUPP;
+	if (r->size < 0) {
+		struct inode *inode = mapping->host;
+
+		if (IS_DAX(inode) || (!shmem_mapping(mapping) && !mapping->a_ops->read_folio))
+			return -EOPNOTSUPP;
+		r->size = i_size_read(inode);
+	}
 	if (pos < 0)
 		return -EINVAL;
-	if (pos >= size)
+	if (pos >= r->size)
 		return 0;
-	len = min_t(loff_t, len, size - pos);
+	len = min_t(loff_t, len, r->size - pos);
 	while (done < len) {
 		loff_t at = pos + done;
 		pgoff_t index = at >> PAGE_SHIFT;
 		struct folio *folio = r->folio;
-		size_t off, n;
+		size_t n;
 
-		if (!folio || index < folio->index || index >= folio_next_index(folio)) {
-			mmap3_read_done(r);
-			folio = mmap3_get_folio(r->file, index, r->may_io);
-			if (IS_ERR(folio))
-				return PTR_ERR(folio);
-			if (!folio) {
-				n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(at));
-				memset(buf + done, 0, n);
-				done += n;
-				continue;
+		if (at < r->start || at >= r->end) {
+			if (folio && index >= folio->index && index < folio_next_index(folio)) {
+				/* Another page of the folio kept. */
+				kunmap_local(r->addr);
+			} else {
+				mmap3_read_done(r);
+				folio = mmap3_get_folio(r->file, index, r->may_io);
+				if (IS_ERR(folio))
+					return PTR_ERR(folio);
+				if (!folio) {
+					n = min_t(size_t, len - done, PAGE_SIZE - offset_in_page(at));
+					memset(buf + done, 0, n);
+					done += n;
+					continue;
+				}
 			}
-			r->folio = folio;
+			mmap3_read_map(r, folio, at);
 		}
-		off = offset_in_folio(folio, at);
-		n = min_t(size_t, len - done, folio_size(folio) - off);
-		memcpy_from_folio(buf + done, folio, off, n);
+		n = min_t(size_t, len - done, r->end - at);
+		memcpy(buf + done, r->addr + (at - r->start), n);
 		done += n;
 	}
 	return done;
 }
 
-void mmap3_read_done(struct mmap3_reader *r)
+/*
+ * Read @len bytes at @pos of @r->file through its page cache, as the
+ * kernel's own build-id reader (lib/buildid.c, its freader) reads: folio by
+ * folio, keeping the last folio and the page of it mapped for the next read
+ * (a parse reads the ELF header, the program headers and the notes, most
+ * often all in the first page), so that no fsnotify event (no fanotify
+ * permission event, no inotify IN_ACCESS), no atime update, no permission
+ * check against current's credentials is involved, O_DIRECT does not apply,
+ * and only the pages holding the bytes asked for are read from the disk (no
+ * readahead). Without @r->may_io, only what is in the page cache is used:
+ * -EAGAIN when a page is not there. Returns the bytes read, short at the end
+ * of the file (its size at the first read); -EOPNOTSUPP for a file whose
+ * data is not in the page cache (no ->read_folio, DAX). mmap3_read_done()
+ * drops the folio kept.
+ */
+ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len)
 {
-	if (r->folio)
-		folio_put(r->folio);
-	r->folio = NULL;
+	/* Most reads of a parse: within the page mapped. */
+	if (likely(pos >= r->start && pos <= r->end && len <= r->end - pos && r->addr)) {
+		memcpy(buf, r->addr + (pos - r->start), len);
+		return len;
+	}
+	return mmap3_read_slow(r, pos, buf, len);
 }
 
 static int mmap3_is_fuse_dev(const void *unused, struct file *file, unsigned int fd)

@@ -33,11 +33,16 @@ struct mmap3_identity {
 
 /*
  * A read of a file through its page cache, folio by folio, that keeps the
- * last folio it used for the next read; mirrored by rust/file.rs.
+ * last folio it used, and the page of it it mapped, for the next read;
+ * mirrored by rust/file.rs, which sets the first two and last fields and
+ * zeroes the others.
  */
 struct mmap3_reader {
 	struct file *file;
 	struct folio *folio;	/* a reference, or NULL */
+	const void *addr;	/* a page of @folio, mapped (kmap_local) */
+	loff_t start, end;	/* which bytes of the file @addr holds */
+	loff_t size;		/* the file's size at the first read, or -1 */
 	bool may_io;		/* read what is missing (may sleep) */
 };
 

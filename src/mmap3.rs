@@ -281,20 +281,13 @@ impl Mmap3Provider {
     }
 }
 
-/// The file of a mapping and its identity (read once per mapping on this
-/// path), or the answer when the mapping has no file: [`Status::NoFile`].
-fn mapped_file(vma: &VmaRef) -> Result<(&File, Identity), Answer> {
-    let file = vma.file().ok_or(Answer::Missing(Status::NoFile))?;
-    let id = file.identity();
-    // The kernel's internal shmem file behind shared anonymous memory,
-    // shared /dev/zero and SysV shared memory: anonymous memory. memfd
-    // files are real files (programs run from them) and are read. (A
-    // private /dev/zero mapping keeps /dev/zero as its file: a character
-    // device, not read.)
-    if id.private {
-        return Err(Answer::Missing(Status::NoFile));
-    }
-    Ok((file, id))
+/// Whether a mapped file whose identity is `id` is anonymous memory: the
+/// kernel's internal shmem file behind shared anonymous memory, shared
+/// /dev/zero and SysV shared memory. memfd files are real files (programs
+/// run from them) and are read. (A private /dev/zero mapping keeps
+/// /dev/zero as its file: a character device, not read.)
+fn anonymous(id: &Identity) -> bool {
+    id.private
 }
 
 /// Where a [`FileReader`] gets the bytes.
@@ -349,9 +342,9 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
     })
 }
 
-/// Parses the note of a file that may be changing under the read, and the
-/// file's identity before (`first`, read by the caller just before) and
-/// after.
+/// Parses the note of a file that may be changing under the read; returns
+/// the answer and the file's identity after it (`first` is the one the
+/// caller read just before).
 ///
 /// A `write()` in progress, or a writer through a shared mapping, can leave
 /// the note half old and half new when it is read: an id the file never
@@ -360,33 +353,42 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
 /// [`Status::IoError`].
 fn parse_stable(
     source: Source<'_>,
-    first: Identity,
+    first: &Identity,
     identity: impl Fn() -> Identity,
-) -> Result<(Answer, Identity, Identity), Error> {
-    let mut before = first;
+) -> Result<(Answer, Identity), Error> {
+    let mut before = *first;
     let mut answer = parse(source)?;
     for _ in 0..4 {
         let after = identity();
         if !before.writers && !after.writers && before == after {
-            return Ok((answer, first, after));
+            return Ok((answer, after));
         }
         let again = parse(source)?;
         if again == answer {
-            return Ok((answer, first, identity()));
+            return Ok((answer, identity()));
         }
         answer = again;
         before = after;
     }
-    Ok((Answer::Missing(Status::IoError), first, identity()))
+    Ok((Answer::Missing(Status::IoError), identity()))
 }
 
 impl provider::Provider for Mmap3Provider {
     fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer> {
-        let answer = match mapped_file(vma) {
-            Ok((file, id)) => self.lookup_file(file, &id).inspect_err(|_| {
-                stats::add(Stat::Deferred, 1);
-            })?,
-            Err(answer) => answer,
+        // The identity is read once per mapping on this path, into the one
+        // place every step borrows it from.
+        let answer = match vma.file() {
+            None => Answer::Missing(Status::NoFile),
+            Some(file) => {
+                let id = file.identity();
+                if anonymous(&id) {
+                    Answer::Missing(Status::NoFile)
+                } else {
+                    self.lookup_file(file, &id).inspect_err(|_| {
+                        stats::add(Stat::Deferred, 1);
+                    })?
+                }
+            }
         };
         answer.write(out);
         Ok(())
@@ -416,9 +418,9 @@ impl Mmap3Provider {
             return Ok(Answer::Missing(Status::Skipped));
         }
         stats::add(Stat::Misses, 1);
-        let (answer, before, after) =
-            parse_stable(Source::Cached(file), *id, || file.identity()).map_err(|_| Defer)?;
-        if before == after && self.caches(&after) {
+        let (answer, after) =
+            parse_stable(Source::Cached(file), id, || file.identity()).map_err(|_| Defer)?;
+        if *id == after && self.caches(&after) {
             let sb = file.sb_serial().ok_or(Defer)?;
             self.insert(sb, &after, answer);
         }
@@ -440,8 +442,8 @@ impl Mmap3Provider {
         if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
             return Answer::Missing(Status::Skipped);
         }
-        let (answer, before, after) = parse_stable(Source::Io(file), before, || file.identity())
-            .unwrap_or((Answer::Missing(Status::IoError), before, file.identity()));
+        let (answer, after) = parse_stable(Source::Io(file), &before, || file.identity())
+            .unwrap_or_else(|_| (Answer::Missing(Status::IoError), file.identity()));
         self.remember(&file, &before, &after, answer);
         answer
     }
