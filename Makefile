@@ -21,6 +21,8 @@
 #                       the running kernel has no build directory, the
 #                       kernel of make test)
 #   make bench          MMAP3 against MMAP2 and upstream build-ids, in QEMU
+#   make profile        the instructions of one mapping, function by function,
+#                       for each configuration of make bench (gdb, QEMU)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
@@ -54,4 +56,7 @@ rust-analyzer:
 bench:
 	scripts/bench.sh
 
-.PHONY: modules clean demo test test-debug test-kcsan kernel check-patches rust-analyzer bench
+profile:
+	scripts/profile.sh
+
+.PHONY: modules clean demo test test-debug test-kcsan kernel check-patches rust-analyzer bench profile

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+# gdb -batch -x tests/bench/trace.py: the instruction profile of one
+# mapping per configuration (scripts/profile.sh). Attached to QEMU's
+# gdbstub, it stops at perf_event_mmap() for the mappings mmap3_bench makes
+# at MAP_AT, single-steps the HIT-th call of each run of the guest script
+# (tests/bench/profile.sh) to its return, and writes where the
+# instructions went: per function, self and inclusive (calls followed
+# through a shadow stack of return addresses), and who called memcpy and
+# memset. Symbols come from the guest's /proc/kallsyms, the module's again
+# after each run (each run loads the module anew).
+#
+# Environment: PROF_LOG (the guest's output, being written), PROF_PORT,
+# PROF_RUNS (the guest script's runs, in order), PROF_HITS (mappings at
+# MAP_AT per run), PROF_HIT (which one is stepped), PROF_OUT (the report).
+import bisect
+import collections
+import os
+import re
+import time
+
+import gdb
+
+LOG = os.environ["PROF_LOG"]
+RUNS = os.environ["PROF_RUNS"].split()
+HITS = int(os.environ["PROF_HITS"])
+HIT = int(os.environ["PROF_HIT"])
+MAP_AT = 0x200000000000  # tests/bench/mmap3_bench.c
+MAX_STEPS = 200000
+SYM = re.compile(r"ksym ([0-9a-f]+) ([tTwW]) (\S+)(?:\s+\[(\S+)\])?$")
+# The allocators' slow paths come and go with the allocator's state (a
+# kmalloc() that takes a new slab): counted apart, so that runs compare.
+ALLOCATOR = re.compile(r"slab|frozen|rmqueue|freelist|pcp|_page|page_|buddy|zone|"
+                       r"kfree|kmalloc|alloc_from|free_to|memcg")
+MEM = ("memcpy", "memcpy_orig", "memset", "memset_orig")
+
+
+def guest_output(marker):
+    """The guest's output once it holds `marker`."""
+    while True:
+        if os.path.exists(LOG):
+            with open(LOG, errors="replace") as f:
+                text = f.read()
+            if marker in text:
+                return text
+        time.sleep(0.5)
+
+
+def symbols(lines, module_only=False):
+    """(address, name) of the text symbols of kallsyms lines, sorted."""
+    out = []
+    for line in lines:
+        m = SYM.match(line)
+        if not m or (module_only and m.group(4) != "mmap3"):
+            continue
+        out.append((int(m.group(1), 16), m.group(3) + ("[%s]" % m.group(4) if m.group(4) else "")))
+    return sorted(out)
+
+
+def step_call(inferior, ret_sp):
+    """Single-steps the current call to its return: [(pc, sp, pushed return address or 0)]."""
+    def reg(name):
+        return int(gdb.parse_and_eval("$" + name)) & (2**64 - 1)
+
+    ret = int.from_bytes(bytes(inferior.read_memory(ret_sp, 8)), "little")
+    trace, prev_sp = [], ret_sp
+    while len(trace) < MAX_STEPS:
+        pc, sp = reg("pc"), reg("rsp")
+        if pc == ret and sp > ret_sp:
+            break
+        pushed = 0
+        if sp == prev_sp - 8:
+            pushed = int.from_bytes(bytes(inferior.read_memory(sp, 8)), "little")
+        trace.append((pc, sp, pushed))
+        prev_sp = sp
+        gdb.execute("stepi", to_string=True)
+    return trace
+
+
+def report(out, run, trace, syms):
+    addrs = [a for a, _ in syms]
+
+    def sym(pc):
+        i = bisect.bisect_right(addrs, pc) - 1
+        return syms[i] if i >= 0 else (pc, hex(pc))
+
+    own, incl, mem = collections.Counter(), collections.Counter(), collections.Counter()
+    stack = [("perf_event_mmap", 0, 0)]
+    for pc, sp, pushed in trace:
+        while len(stack) > 1 and pc == stack[-1][1] and sp == stack[-1][2] + 8:
+            stack.pop()
+        start, name = sym(pc)
+        if pushed and pc == start:
+            stack.append((name, pushed, sp))
+        own[name] += 1
+        for frame in {f[0] for f in stack}:
+            incl[frame] += 1
+        if len(stack) > 1 and stack[-1][0] in MEM:
+            mem["%s <- %s" % (stack[-1][0], stack[-2][0])] += 1
+    alloc = sum(c for n, c in own.items() if ALLOCATOR.search(n))
+    out.write("run %s: %d instructions, %d without the allocators\n" % (run, len(trace), len(trace) - alloc))
+    for name, c in own.most_common():
+        out.write("  %6d self %s\n" % (c, name))
+    for name, c in incl.most_common(30):
+        out.write("  %6d incl %s\n" % (c, name))
+    for name, c in mem.most_common():
+        out.write("  %6d mem  %s\n" % (c, name))
+
+
+text = guest_output("PROF-READY")
+kernel_syms = [s for s in symbols(text.splitlines()) if not s[1].endswith("[mmap3]")]
+target = next(a for a, n in kernel_syms if n == "perf_event_mmap")
+gdb.execute("set pagination off")
+gdb.execute("set confirm off")
+gdb.execute("target remote 127.0.0.1:%s" % os.environ["PROF_PORT"])
+gdb.execute("break *0x%x if *(unsigned long *)$rdi == 0x%x" % (target, MAP_AT))
+inferior = gdb.selected_inferior()
+traces = {}
+for run in RUNS:
+    for hit in range(1, HITS + 1):
+        gdb.execute("continue", to_string=True)
+        if hit == HIT:
+            sp = int(gdb.parse_and_eval("$rsp")) & (2**64 - 1)
+            traces[run] = step_call(inferior, sp)
+gdb.execute("delete")
+gdb.execute("detach")
+
+text = guest_output("PROF-DONE")
+with open(os.environ["PROF_OUT"], "w") as out:
+    for run in RUNS:
+        part = text.split("PROF-SYMS %s\n" % run, 1)[1].split("PROF-", 1)[0]
+        syms = sorted(kernel_syms + symbols(part.splitlines(), module_only=True))
+        report(out, run, traces[run], syms)
