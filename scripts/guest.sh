@@ -41,8 +41,8 @@ fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
 # beta), runas (tests/perf/runas.c), the session of issue 16
-# (tests/perf/replaced.sh), and upstream's perf when it was built (MMAP3_KERNEL=upstream
-# scripts/perf.sh), which uses the same libraries.
+# (tests/perf/replaced.sh), upstream's perf when it was built (MMAP3_KERNEL=upstream
+# scripts/perf.sh), which uses the same libraries, and samply's parser.
 if [ -x "$PERF_BUILD/guest/perf" ]; then
 	cp -a "$PERF_BUILD/guest" "$guest/perf"
 	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
@@ -52,6 +52,14 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
 	cp "$MMAP3_ROOT/tests/perf/replaced.sh" "$guest/perf/"
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
+	# samply's perf.data parser, a reader that knows MMAP2 and not MMAP3
+	# (tests/perf/samply-reader), linked statically for the guest.
+	samply_target=$MMAP3_CACHE/samply-reader
+	(cd "$MMAP3_ROOT/tests/perf/samply-reader" &&
+		CARGO_TARGET_DIR=$samply_target RUSTFLAGS="-C target-feature=+crt-static" \
+			cargo build --quiet --release --target x86_64-unknown-linux-gnu) ||
+		die "cargo build of tests/perf/samply-reader failed"
+	cp "$samply_target/x86_64-unknown-linux-gnu/release/mmap3-samply-reader" "$guest/perf/samply-reader"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
 dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL/$(cat "$KOBJ/include/config/kernel.release")
