@@ -13,8 +13,9 @@
 #                     --buildid-cache-mapped with --buildid-mmap keeps a
 #                     -z noseparate-code program that only map_files has, a
 #                     program that exits at once, one kept at its second
-#                     run, and a recording with a full build-id cache (a
-#                     1 MB tmpfs) completes and says what it lost
+#                     run, one recorded with -p and replaced during the
+#                     session, and a recording with a full build-id cache
+#                     (a 1 MB tmpfs) completes and says what it lost
 #
 # Builds both perfs (scripts/perf.sh, cached). Prints TAP; exits 1 when a
 # test fails, 4 (skip) when this host cannot record.
