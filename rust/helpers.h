@@ -34,8 +34,8 @@ struct mmap3_identity {
 /*
  * A read of a file through its page cache, folio by folio, that keeps the
  * last folio it used, and the page of it it mapped, for the next read;
- * mirrored by rust/file.rs, which sets the first two and last fields and
- * zeroes the others.
+ * mirrored by rust/file.rs, which starts it with @file and @may_io set,
+ * @size -1 and the other fields zero.
  */
 struct mmap3_reader {
 	struct file *file;

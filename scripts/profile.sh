@@ -26,9 +26,11 @@ runs=("$@")
 	mmap2bid@tmpfs mmap3@tmpfs)
 labels=()
 for run in "${runs[@]}"; do
-	case "$run" in
-	none@ext2 | mmap2@ext2 | mmap2bid@ext2 | mmap3@ext2 | mmap3-nc@ext2) ;;
-	none@tmpfs | mmap2@tmpfs | mmap2bid@tmpfs | mmap3@tmpfs | mmap3-nc@tmpfs) ;;
+	cfg=${run%@*}
+	fs=${run#*@}
+	case "$cfg" in none | mmap2 | mmap2bid | mmap3 | mmap3-nc) ;; *) fs= ;; esac
+	case "$fs" in
+	ext2 | tmpfs) ;;
 	*) die "unknown run '$run': CFG@ext2 or CFG@tmpfs, CFG one of none mmap2 mmap2bid mmap3 mmap3-nc" ;;
 	esac
 	labels+=("$((${#labels[@]} + 1)):$run")

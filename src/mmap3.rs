@@ -281,15 +281,6 @@ impl Mmap3Provider {
     }
 }
 
-/// Whether a mapped file whose identity is `id` is anonymous memory: the
-/// kernel's internal shmem file behind shared anonymous memory, shared
-/// /dev/zero and SysV shared memory. memfd files are real files (programs
-/// run from them) and are read. (A private /dev/zero mapping keeps
-/// /dev/zero as its file: a character device, not read.)
-fn anonymous(id: &Identity) -> bool {
-    id.private
-}
-
 /// Where a [`FileReader`] gets the bytes.
 #[derive(Clone, Copy)]
 enum Source<'a> {
@@ -381,7 +372,13 @@ impl provider::Provider for Mmap3Provider {
             None => Answer::Missing(Status::NoFile),
             Some(file) => {
                 let id = file.identity();
-                if anonymous(&id) {
+                // The kernel's internal shmem file behind shared anonymous
+                // memory, shared /dev/zero and SysV shared memory is
+                // anonymous memory. memfd files are real files (programs
+                // run from them) and are read. (A private /dev/zero mapping
+                // keeps /dev/zero as its file: a character device, not
+                // read.)
+                if id.private {
                     Answer::Missing(Status::NoFile)
                 } else {
                     self.lookup_file(file, &id).inspect_err(|_| {
