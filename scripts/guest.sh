@@ -40,9 +40,10 @@ if [ "$script" = kselftest.sh ]; then
 fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
-# beta), runas (tests/perf/runas.c), the session of issue 16
-# (tests/perf/replaced.sh), upstream's perf when it was built (MMAP3_KERNEL=upstream
-# scripts/perf.sh), which uses the same libraries, and samply's parser.
+# beta), runas (tests/perf/runas.c), a btrfs image holding alpha, the
+# session of issue 16 (tests/perf/replaced.sh), upstream's perf when it was
+# built (MMAP3_KERNEL=upstream scripts/perf.sh), which uses the same
+# libraries, and samply's parser.
 if [ -x "$PERF_BUILD/guest/perf" ]; then
 	cp -a "$PERF_BUILD/guest" "$guest/perf"
 	cp "$MMAP3_ROOT/tests/perf/guest-perf.sh" "$guest/perf.sh"
@@ -50,6 +51,14 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
 	done
 	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
+	# A 16 MiB btrfs image holding alpha, for the records perf synthesizes
+	# of files on btrfs (guest-perf.sh's synth_cases).
+	btrfs_tree=$MMAP3_WORK/btrfs-tree
+	rm -rf "$btrfs_tree" && mkdir -p "$btrfs_tree"
+	cp "$guest/perf/alpha" "$btrfs_tree/"
+	truncate -s 16M "$guest/perf/btrfs.img"
+	PATH=$PATH:/usr/sbin:/sbin mkfs.btrfs -q -f -M -r "$btrfs_tree" "$guest/perf/btrfs.img" >/dev/null ||
+		die "mkfs.btrfs of the perf test's btrfs image failed (btrfs-progs: scripts/deps.sh)"
 	cp "$MMAP3_ROOT/tests/perf/replaced.sh" "$guest/perf/"
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 	# samply's perf.data parser, a reader that knows MMAP2 and not MMAP3

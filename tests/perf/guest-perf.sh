@@ -82,61 +82,93 @@ check_replaced() {
 	awk -v a="$mmap3_alpha" -v b="$mmap3_beta" 'BEGIN { exit !(a + 0 >= 90 && b + 0 >= 90) }'
 }
 
-# A process that runs when perf record starts, from a file over which
-# another one was then bind-mounted: /proc/PID/maps still names the path
-# (not "(deleted)", as after a rename), which now opens another file, as
-# in another mount namespace. The MMAP3 record perf synthesizes for the
-# mapping must have the mapped file's build-id (alpha's), read through
-# /proc/PID/map_files as root; as a user who may not open map_files, perf
-# reads by path, finds another file there (beta, another inode) and must
-# say so (IO_ERROR), not give beta's build-id.
-synth_replaced() {
+# Processes that run when perf record starts, whose MMAP3 records perf
+# synthesizes from /proc/PID/maps, reading each build-id from the mapped
+# file itself: through /proc/PID/map_files as root, by path as a user
+# who may not open map_files, where perf must check that the file at the
+# path is the mapped one. Three programs, all copies of alpha, run as
+# user 1000:
+#  - replaced: another file (beta) bind-mounted over its path since it
+#    started, as in another mount namespace: /proc/PID/maps still names
+#    the path (not "(deleted)", as after a rename);
+#  - deleted: its file removed since it started;
+#  - btrfs: on btrfs, where stat() gives a file the subvolume's device
+#    and /proc/PID/maps its superblock's (the test checks that they
+#    differ, or it would not test this).
+# As root each gets alpha's build-id (FOUND). As the user, btrfs gets
+# alpha's too, and the other two get UNKNOWN, perf's "could not check":
+# never beta's build-id, and not IO_ERROR, which says the mapped file
+# could not be read.
+synth_cases() {
 	dir=/tmp/synth
 	rm -rf "$dir"
-	mkdir -p "$dir/home"
+	mkdir -p "$dir/home" "$dir/btrfs"
 	chmod 777 "$dir" "$dir/home"
 	bid_alpha=$(perf buildid-list -i /tests/perf/alpha)
 	bid_beta=$(perf buildid-list -i /tests/perf/beta)
 	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
-	cp /tests/perf/alpha "$dir/x"
-	chmod 755 "$dir/x"
-	/tests/perf/runas 1000 "$dir/x" 60 &
-	pid=$!
+	if ! mount -t btrfs -o loop /tests/perf/btrfs.img "$dir/btrfs"; then
+		echo "# cannot mount /tests/perf/btrfs.img"
+		return 1
+	fi
+	for f in replaced deleted; do
+		cp /tests/perf/alpha "$dir/$f"
+		chmod 755 "$dir/$f"
+	done
+	pids=
+	for f in replaced deleted btrfs/alpha; do
+		/tests/perf/runas 1000 "$dir/$f" 60 &
+		pids="$pids${pids:+,}$!"
+	done
 	sleep 1
-	cp /tests/perf/beta "$dir/y"
-	mount --bind "$dir/y" "$dir/x"
+	cp /tests/perf/beta "$dir/beta"
+	mount --bind "$dir/beta" "$dir/replaced"
+	rm "$dir/deleted"
 	rc=0
+	# The case is btrfs' only if stat() and /proc/PID/maps disagree.
+	pid_btrfs=${pids##*,}
+	maps_dev=$(grep -m1 " $dir/btrfs/alpha\$" "/proc/$pid_btrfs/maps" | cut -d' ' -f4)
+	stat_dev=$(stat -c '%D' "$dir/btrfs/alpha")
+	echo "# btrfs/alpha: /proc/PID/maps device $maps_dev, stat() device $stat_dev (hex)"
+	maj=$((0x${maps_dev%%:*})) min=$((0x${maps_dev##*:}))
+	if [ $(((maj << 8) | (min & 255) | ((min & ~255) << 12))) = $((0x$stat_dev)) ]; then
+		echo "# stat() gives the superblock's device: not the btrfs case"
+		rc=1
+	fi
 	for who in root user; do
 		data=$dir/$who.data
 		run=
 		[ $who = root ] || run="/tests/perf/runas 1000"
 		# shellcheck disable=SC2086 # run is a command or nothing
-		if ! HOME=$dir/home $run perf record --mmap3 -e task-clock -p "$pid" -o "$data" \
+		if ! HOME=$dir/home $run perf record --mmap3 -e task-clock -p "$pids" -o "$data" \
 			-- sleep 1 >"$dir/$who.out" 2>&1; then
 			sed 's/^/# /' "$dir/$who.out"
 			rc=1
 			continue
 		fi
-		line=$(perf script -f -i "$data" --show-mmap-events 2>/dev/null |
-			grep "PERF_RECORD_MMAP3 $pid/.*r-xp $dir/x\$")
-		echo "# as $who: $line"
-		case $who in
-		root) want="<$bid_alpha> FOUND]" ;;
-		user) want="<> IO_ERROR]" ;;
-		esac
-		case $line in
-		*"$want"*) ;;
-		*)
-			echo "# as $who: expected '$want' (alpha $bid_alpha, beta $bid_beta)"
-			perf script -f -i "$data" --show-mmap-events 2>&1 | grep -v ' task-clock' | head -5 | sed 's/^/#   /'
-			rc=1
-			;;
-		esac
+		perf script -f -i "$data" --show-mmap-events 2>/dev/null |
+			grep 'PERF_RECORD_MMAP3 .* r-xp ' >"$dir/$who.mmap3"
+		for f in replaced "deleted (deleted)" btrfs/alpha; do
+			line=$(grep -F -m1 " r-xp $dir/$f" "$dir/$who.mmap3")
+			echo "# as $who, $f: ${line#*PERF_RECORD_MMAP3 }"
+			case $who:$f in
+			root:* | user:btrfs/alpha) want="<$bid_alpha> FOUND]" ;;
+			user:*) want="<> UNKNOWN]" ;;
+			esac
+			case $line in
+			*"$want"*) ;;
+			*)
+				echo "# as $who, $f: expected '$want' (alpha $bid_alpha, beta $bid_beta)"
+				rc=1
+				;;
+			esac
+		done
 	done
-	kill "$pid"
-	wait "$pid" 2>/dev/null
-	umount "$dir/x"
+	kill $(echo "$pids" | tr , ' ')
+	wait 2>/dev/null
+	umount "$dir/replaced"
+	umount "$dir/btrfs"
 	echo "$paranoid" >/proc/sys/kernel/perf_event_paranoid
 	return $rc
 }
@@ -278,7 +310,7 @@ tap perf_mmap3_report with_module
 if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
 	tap perf_mmap3_replaced_by_rename check_replaced rename
-	tap perf_mmap3_synthesized_replaced synth_replaced
+	tap perf_mmap3_synthesized synth_cases
 	tap perf_convert_mmap3_upstream convert_upstream
 	tap perf_default_mmap2_with_module default_record
 fi
