@@ -10,6 +10,7 @@ use kernel::prelude::*;
 // as zero-sized structs, which the `improper_ctypes` lint rejects.
 extern "C" {
     fn mmap3_file_identity(file: *mut c_void, id: *mut Identity);
+    fn mmap3_file_unchanged(file: *mut c_void, id: *const Identity) -> bool;
     fn mmap3_sb_find(file: *mut c_void) -> u64;
     fn mmap3_sb_register(file: *mut c_void) -> u64;
     fn mmap3_sbs_init() -> core::ffi::c_int;
@@ -120,7 +121,7 @@ impl VmaFile for VmaRef {
 /// Mirrors `struct mmap3_identity` in `rust/helpers.h`; [`check_abi`] checks
 /// the sizes agree.
 #[repr(C)]
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(crate) struct Identity {
     /// Inode number.
     pub(crate) ino: u64,
@@ -166,6 +167,11 @@ pub(crate) trait FileExt {
     /// The file's identity and version, from its inode, without I/O.
     fn identity(&self) -> Identity;
 
+    /// Whether the file had no writer when its identity was `id`, has none
+    /// now, and its identity is still `id`: what [`FileExt::identity`] would
+    /// give now equals `id`. Cheaper than reading the identity again.
+    fn unchanged(&self, id: &Identity) -> bool;
+
     /// The module's serial of the file's file system instance (its
     /// superblock), never reused: `None` until [`FileExt::register_sb`]
     /// numbers it. A lookup without a lock (RCU).
@@ -183,10 +189,20 @@ pub(crate) trait FileExt {
 
 impl FileExt for File {
     fn identity(&self) -> Identity {
-        let mut id = Identity::default();
+        let mut id = core::mem::MaybeUninit::<Identity>::uninit();
+        // SAFETY: The file is valid while borrowed; `id` has the size and
+        // alignment of a `mmap3_identity` (`check_abi`), which
+        // `mmap3_file_identity()` writes field by field, every field, its
+        // `bool`s as 0 or 1: after it, `id` holds a valid `Identity`.
+        unsafe {
+            mmap3_file_identity(self.as_ptr().cast(), id.as_mut_ptr());
+            id.assume_init()
+        }
+    }
+
+    fn unchanged(&self, id: &Identity) -> bool {
         // SAFETY: The file is valid while borrowed; `id` is a valid `mmap3_identity`.
-        unsafe { mmap3_file_identity(self.as_ptr().cast(), &mut id) };
-        id
+        unsafe { mmap3_file_unchanged(self.as_ptr().cast(), id) }
     }
 
     fn sb_serial(&self) -> Option<u64> {

@@ -248,6 +248,24 @@ void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 	id->private = IS_PRIVATE(inode);
 }
 
+/*
+ * Whether @file had no writer when mmap3_file_identity() gave @id for it,
+ * has none now, and what mmap3_file_identity() would give now equals @id.
+ * Only the fields that can move are read again: an open file keeps its
+ * inode (ino, generation, private) and superblock (fs_magic, versioned).
+ */
+bool mmap3_file_unchanged(struct file *file, const struct mmap3_identity *id)
+{
+	struct inode *inode = file_inode(file);
+	struct timespec64 ctime = inode_get_ctime(inode);
+
+	return !id->writers && atomic_read(&inode->i_writecount) <= 0 &&
+	       !mapping_writably_mapped(file->f_mapping) &&
+	       (!id->versioned || inode_query_iversion(inode) == id->change) &&
+	       i_size_read(inode) == id->size && timespec64_to_ns(&ctime) == id->ctime_ns &&
+	       inode->i_mode == id->mode;
+}
+
 /* One folio of @mapping at @index, or an ERR_PTR; NULL for a shmem hole. */
 static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_io)
 {

@@ -53,6 +53,7 @@ extern const unsigned int mmap3_nr_stats;
 unsigned int mmap3_param_cache_entries(void);
 void mmap3_assert_no_mmap_lock(void);
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id);
+bool mmap3_file_unchanged(struct file *file, const struct mmap3_identity *id);
 u64 mmap3_sb_find(struct file *file);
 u64 mmap3_sb_register(struct file *file);
 int mmap3_sbs_init(void);

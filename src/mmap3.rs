@@ -137,7 +137,7 @@ const IMAGE_FS: &[core::ffi::c_ulong] = &[
 /// An entry is keyed by (superblock serial, ino, generation) and valid for
 /// one version (`i_version`, size, ctime); it holds what was parsed from
 /// the file while its identity did not move ([`parse_stable`]: read before
-/// and after the parse, equal, no writer either time). A hit says that the
+/// the parse, found unchanged after it, no writer either time). A hit says that the
 /// file mapped now holds the bytes that were parsed. That follows from:
 ///
 /// 1. **The same file system instance.** The serial (`FileExt::sb_serial`,
@@ -267,16 +267,16 @@ impl Mmap3Provider {
         }
     }
 
-    /// Caches what was read from `file`, whose identity was `before` the
-    /// read and `after` it, when [`cacheable`] allows it, numbering its
-    /// superblock first if need be (`FileExt::register_sb`, which may
+    /// Caches what was read from `file`, whose identity was `id` from
+    /// before the read to after it, when [`cacheable`] allows it, numbering
+    /// its superblock first if need be (`FileExt::register_sb`, which may
     /// sleep; the file keeps its superblock alive meanwhile).
-    fn remember(&self, file: &File, before: &Identity, after: &Identity, answer: Answer) {
-        if before != after || !self.caches(after) {
+    fn remember(&self, file: &File, id: &Identity, answer: Answer) {
+        if !self.caches(id) {
             return;
         }
         if let Some(sb) = file.register_sb() {
-            self.insert(sb, after, answer);
+            self.insert(sb, id, answer);
         }
     }
 }
@@ -288,6 +288,16 @@ enum Source<'a> {
     Cached(&'a File),
     /// Whatever it takes (no lock held).
     Io(UnlockedFile<'a>),
+}
+
+impl Source<'_> {
+    /// The file read.
+    fn file(&self) -> &File {
+        match self {
+            Source::Cached(file) => file,
+            Source::Io(file) => file,
+        }
+    }
 }
 
 /// [`buildid::Reader`] over a file, reading through the page cache; keeps
@@ -334,34 +344,29 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
 }
 
 /// Parses the note of a file that may be changing under the read; returns
-/// the answer and the file's identity after it (`first` is the one the
-/// caller read just before).
+/// the answer and whether the file had no writer and kept the identity
+/// `first` (read by the caller just before) from before the parse to after
+/// it ([`FileExt::unchanged`]): only then may the answer be cached for
+/// `first`.
 ///
 /// A `write()` in progress, or a writer through a shared mapping, can leave
 /// the note half old and half new when it is read: an id the file never
 /// had. When the file has a writer, or its identity moved, the note is read
 /// again until two reads agree; a file that keeps changing gives
 /// [`Status::IoError`].
-fn parse_stable(
-    source: Source<'_>,
-    first: &Identity,
-    identity: impl Fn() -> Identity,
-) -> Result<(Answer, Identity), Error> {
-    let mut before = *first;
+fn parse_stable(source: Source<'_>, first: &Identity) -> Result<(Answer, bool), Error> {
     let mut answer = parse(source)?;
+    if source.file().unchanged(first) {
+        return Ok((answer, true));
+    }
     for _ in 0..4 {
-        let after = identity();
-        if !before.writers && !after.writers && before == after {
-            return Ok((answer, after));
-        }
         let again = parse(source)?;
         if again == answer {
-            return Ok((answer, identity()));
+            return Ok((answer, false));
         }
         answer = again;
-        before = after;
     }
-    Ok((Answer::Missing(Status::IoError), identity()))
+    Ok((Answer::Missing(Status::IoError), false))
 }
 
 impl provider::Provider for Mmap3Provider {
@@ -415,11 +420,10 @@ impl Mmap3Provider {
             return Ok(Answer::Missing(Status::Skipped));
         }
         stats::add(Stat::Misses, 1);
-        let (answer, after) =
-            parse_stable(Source::Cached(file), id, || file.identity()).map_err(|_| Defer)?;
-        if *id == after && self.caches(&after) {
+        let (answer, unchanged) = parse_stable(Source::Cached(file), id).map_err(|_| Defer)?;
+        if unchanged && self.caches(id) {
             let sb = file.sb_serial().ok_or(Defer)?;
-            self.insert(sb, &after, answer);
+            self.insert(sb, id, answer);
         }
         Ok(answer)
     }
@@ -439,10 +443,15 @@ impl Mmap3Provider {
         if before.fs_magic == FUSE_SUPER_MAGIC && file::serves_fuse() {
             return Answer::Missing(Status::Skipped);
         }
-        let (answer, after) = parse_stable(Source::Io(file), &before, || file.identity())
-            .unwrap_or_else(|_| (Answer::Missing(Status::IoError), file.identity()));
-        self.remember(&file, &before, &after, answer);
-        answer
+        match parse_stable(Source::Io(file), &before) {
+            Ok((answer, unchanged)) => {
+                if unchanged {
+                    self.remember(&file, &before, answer);
+                }
+                answer
+            }
+            Err(_) => Answer::Missing(Status::IoError),
+        }
     }
 }
 
