@@ -18,7 +18,9 @@
 # interrupt (QEMU masks them while stepping), so a run's count repeats
 # from boot to boot but for the allocators: an exact complement to
 # make bench, whose -icount times are instruction counts over whole loops.
-# Installs gdb (apt-get) when it is missing.
+# PROF_AT=SUBSTRING adds, for the functions whose names hold it, the steps
+# at each of their addresses (tests/bench/trace.py). Installs gdb (apt-get)
+# when it is missing.
 . "$(dirname "$0")/lib.sh"
 
 runs=("$@")

@@ -354,6 +354,9 @@ fn parse(source: Source<'_>) -> Result<Answer, Error> {
 /// had. When the file has a writer, or its identity moved, the note is read
 /// again until two reads agree; a file that keeps changing gives
 /// [`Status::IoError`].
+// Inlined: its answer would otherwise be copied out of one more frame on
+// every mapping that misses the cache.
+#[inline(always)]
 fn parse_stable(source: Source<'_>, first: &Identity) -> Result<(Answer, bool), Error> {
     let mut answer = parse(source)?;
     if source.file().unchanged(first) {

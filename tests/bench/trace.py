@@ -32,6 +32,9 @@ SYM = re.compile(r"ksym ([0-9a-f]+) ([tTwW]) (\S+)(?:\s+\[(\S+)\])?$")
 ALLOCATOR = re.compile(r"slab|frozen|rmqueue|freelist|pcp|_page|page_|buddy|zone|"
                        r"kfree|kmalloc|alloc_from|free_to|memcg")
 MEM = ("memcpy", "memcpy_orig", "memset", "memset_orig")
+# PROF_AT=SUBSTRING: also count the steps at each address of the functions
+# whose names hold SUBSTRING (what to read with objdump beside them).
+AT = os.environ.get("PROF_AT", "")
 
 
 def guest_output(marker):
@@ -84,11 +87,14 @@ def report(out, run, trace, syms):
         return syms[i] if i >= 0 else (pc, hex(pc))
 
     own, incl, mem = collections.Counter(), collections.Counter(), collections.Counter()
+    at = collections.Counter()
     stack = [("perf_event_mmap", 0, 0)]
     for pc, sp, pushed in trace:
         while len(stack) > 1 and pc == stack[-1][1] and sp == stack[-1][2] + 8:
             stack.pop()
         start, name = sym(pc)
+        if AT and AT in name:
+            at["%s+0x%x" % (name, pc - start)] += 1
         if pushed and pc == start:
             stack.append((name, pushed, sp))
         own[name] += 1
@@ -104,6 +110,8 @@ def report(out, run, trace, syms):
         out.write("  %6d incl %s\n" % (c, name))
     for name, c in mem.most_common():
         out.write("  %6d mem  %s\n" % (c, name))
+    for name, c in sorted(at.items(), key=lambda x: (x[0].split("+")[0], int(x[0].split("+0x")[1], 16))):
+        out.write("  %6d at   %s\n" % (c, name))
 
 
 text = guest_output("PROF-READY")
