@@ -374,29 +374,25 @@ fn parse_stable(source: Source<'_>, first: &Identity) -> Result<(Answer, bool), 
 
 impl provider::Provider for Mmap3Provider {
     fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer> {
+        let Some(file) = vma.file() else {
+            out.missing(Status::NoFile);
+            return Ok(());
+        };
         // The identity is read once per mapping on this path, into the one
         // place every step borrows it from.
-        let answer = match vma.file() {
-            None => Answer::Missing(Status::NoFile),
-            Some(file) => {
-                let id = file.identity();
-                // The kernel's internal shmem file behind shared anonymous
-                // memory, shared /dev/zero and SysV shared memory is
-                // anonymous memory. memfd files are real files (programs
-                // run from them) and are read. (A private /dev/zero mapping
-                // keeps /dev/zero as its file: a character device, not
-                // read.)
-                if id.private {
-                    Answer::Missing(Status::NoFile)
-                } else {
-                    self.lookup_file(file, &id).inspect_err(|_| {
-                        stats::add(Stat::Deferred, 1);
-                    })?
-                }
-            }
-        };
-        answer.write(out);
-        Ok(())
+        let id = file.identity();
+        // The kernel's internal shmem file behind shared anonymous memory,
+        // shared /dev/zero and SysV shared memory is anonymous memory. memfd
+        // files are real files (programs run from them) and are read. (A
+        // private /dev/zero mapping keeps /dev/zero as its file: a character
+        // device, not read.)
+        if id.private {
+            out.missing(Status::NoFile);
+            return Ok(());
+        }
+        self.lookup_file(file, &id, out).inspect_err(|_| {
+            stats::add(Stat::Deferred, 1);
+        })
     }
 
     fn read(&self, file: UnlockedFile<'_>, out: &mut BuildIdOut) {
@@ -409,18 +405,21 @@ impl Mmap3Provider {
     /// cache, then (on a file system the module reads) the page cache.
     /// Deferred when a page is missing, or when the answer could be cached
     /// but the file's superblock has no serial yet (numbering it may sleep:
-    /// [`Mmap3Provider::read_file`] does).
-    fn lookup_file(&self, file: &File, id: &Identity) -> Result<Answer, Defer> {
+    /// [`Mmap3Provider::read_file`] does). The answer goes straight into
+    /// `out`, not through the caller's frame.
+    fn lookup_file(&self, file: &File, id: &Identity, out: &mut BuildIdOut) -> Result<(), Defer> {
         if self.caches(id) {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
-                return Ok(answer);
+                answer.write(out);
+                return Ok(());
             }
         }
         // Only a file that missed the cache is looked at against the file
         // systems not read: a cacheable one is readable.
         if !readable(id) {
-            return Ok(Answer::Missing(Status::Skipped));
+            out.missing(Status::Skipped);
+            return Ok(());
         }
         stats::add(Stat::Misses, 1);
         let (answer, unchanged) = parse_stable(Source::Cached(file), id).map_err(|_| Defer)?;
@@ -428,7 +427,8 @@ impl Mmap3Provider {
             let sb = file.sb_serial().ok_or(Defer)?;
             self.insert(sb, id, answer);
         }
-        Ok(answer)
+        answer.write(out);
+        Ok(())
     }
 
     /// Reads a file's build-id, with no lock held: the cache first, where
