@@ -226,6 +226,13 @@ void mmap3_sbs_exit(void)
 
 const size_t mmap3_identity_size = sizeof(struct mmap3_identity);
 
+/* Open for writing, or mapped shared and writable. */
+static bool mmap3_file_writers(struct file *file)
+{
+	return atomic_read(&file_inode(file)->i_writecount) > 0 ||
+	       mapping_writably_mapped(file->f_mapping);
+}
+
 void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 {
 	struct inode *inode = file_inode(file);
@@ -243,8 +250,7 @@ void mmap3_file_identity(struct file *file, struct mmap3_identity *id)
 	id->generation = inode->i_generation;
 	id->mode = inode->i_mode;
 	id->fs_magic = inode->i_sb->s_magic;
-	id->writers = atomic_read(&inode->i_writecount) > 0 ||
-		      mapping_writably_mapped(file->f_mapping);
+	id->writers = mmap3_file_writers(file);
 	id->private = IS_PRIVATE(inode);
 }
 
@@ -259,8 +265,7 @@ bool mmap3_file_unchanged(struct file *file, const struct mmap3_identity *id)
 	struct inode *inode = file_inode(file);
 	struct timespec64 ctime = inode_get_ctime(inode);
 
-	return !id->writers && atomic_read(&inode->i_writecount) <= 0 &&
-	       !mapping_writably_mapped(file->f_mapping) &&
+	return !id->writers && !mmap3_file_writers(file) &&
 	       (!id->versioned || inode_query_iversion(inode) == id->change) &&
 	       i_size_read(inode) == id->size && timespec64_to_ns(&ctime) == id->ctime_ns &&
 	       inode->i_mode == id->mode;

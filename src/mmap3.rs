@@ -408,7 +408,8 @@ impl Mmap3Provider {
     /// [`Mmap3Provider::read_file`] does). The answer goes straight into
     /// `out`, not through the caller's frame.
     fn lookup_file(&self, file: &File, id: &Identity, out: &mut BuildIdOut) -> Result<(), Defer> {
-        if self.caches(id) {
+        let caches = self.caches(id);
+        if caches {
             if let Some(answer) = self.cached(file, id) {
                 stats::add(Stat::Hits, 1);
                 answer.write(out);
@@ -423,7 +424,7 @@ impl Mmap3Provider {
         }
         stats::add(Stat::Misses, 1);
         let (answer, unchanged) = parse_stable(Source::Cached(file), id).map_err(|_| Defer)?;
-        if unchanged && self.caches(id) {
+        if unchanged && caches {
             let sb = file.sb_serial().ok_or(Defer)?;
             self.insert(sb, id, answer);
         }

@@ -94,7 +94,7 @@ def report(out, run, trace, syms):
             stack.pop()
         start, name = sym(pc)
         if AT and AT in name:
-            at["%s+0x%x" % (name, pc - start)] += 1
+            at[(name, pc - start)] += 1
         if pushed and pc == start:
             stack.append((name, pushed, sp))
         own[name] += 1
@@ -110,8 +110,8 @@ def report(out, run, trace, syms):
         out.write("  %6d incl %s\n" % (c, name))
     for name, c in mem.most_common():
         out.write("  %6d mem  %s\n" % (c, name))
-    for name, c in sorted(at.items(), key=lambda x: (x[0].split("+")[0], int(x[0].split("+0x")[1], 16))):
-        out.write("  %6d at   %s\n" % (c, name))
+    for (name, off), c in sorted(at.items()):
+        out.write("  %6d at   %s+0x%x\n" % (c, name, off))
 
 
 text = guest_output("PROF-READY")
