@@ -16,6 +16,8 @@
 #    build-id form exactly for FOUND ones, and one entry each;
 #  - upstream's perf (MMAP3_KERNEL=upstream scripts/perf.sh) reads it
 #    without an unknown record and gives the FOUND records' build-ids;
+#  - hotspot's perfparser, which does not know MMAP3, reads it as it
+#    reads perf's MMAP2 recording of the same session;
 #  - the patched perf reads the MMAP3 records back: perf script's mapping
 #    lines, report --stats' status counts, report, buildid-list are the
 #    input's; so too after inject of the output (plain, -b, --buildid-all,
@@ -82,6 +84,28 @@ shares=$(shares "$runs" "$tmp/old-report.out")
 check "all FOUND: upstream's perf report of the output: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	eval 'ok0 found && [ "$(rc old-report)" = 0 ] && ! grep -q "unknown events" "$tmp/old-report.out" &&
 	      awk -v s="$shares" "BEGIN { split(s, x, \" \"); exit !(x[1] >= 90 && x[2] >= 90) }"'
+
+# hotspot's perf.data parser (perfparser, from Debian's hotspot package),
+# another reader that knows MMAP2 and not MMAP3, at $p's program still
+# beta: the input's MMAP3 records are unknown to it; the output it reads as
+# it reads perf's own MMAP2 recording of the session, naming the same
+# binaries and symbols (the strings of its output stream, compared, but
+# for the perf command lines).
+pp=$(dpkg -L hotspot | grep '/hotspot-perfparser$')
+for f in found found-out mmap2; do
+	run "pp-$f" "$pp" --input "$tmp/$f.data" --output "$tmp/pp-$f.stream"
+	# Without the perf command lines (the header's cmdline feature).
+	strings -n 3 "$tmp/pp-$f.stream" 2>/dev/null | grep -vF -e "$perf" -e "$asan" |
+		sort -u >"$tmp/pp-$f.strings" || true
+done
+pp_unknown=$(grep -c 'unhandled event type 23 ' "$tmp/pp-found.out" || true)
+check "hotspot's perfparser: $pp_unknown MMAP3 records of the input unknown to it, none of the output; the output names what the MMAP2 recording names ($(wc -l <"$tmp/pp-mmap2.strings") strings)" \
+	eval '[ "$(rc pp-found-out)" = 0 ] && [ "$(rc pp-mmap2)" = 0 ] && [ "$pp_unknown" -gt 4 ] &&
+	      ! grep -q "unhandled event type 23 " "$tmp/pp-found-out.out" &&
+	      grep -qx beta "$tmp/pp-mmap2.strings" &&
+	      cmp -s "$tmp/pp-mmap2.strings" "$tmp/pp-found-out.strings" ||
+	      { diff "$tmp/pp-mmap2.strings" "$tmp/pp-found-out.strings" | head -6 | sed "s/^/#   /";
+		grep -v "^#" "$tmp/pp-found-out.out" | sort | uniq -c | head -4 | sed "s/^/#   /"; false; }'
 
 # The program at $p is now beta: make it neither, so that a build-id read
 # from the file would be seen.
