@@ -4,6 +4,7 @@
 
     tests/perf/mmap3-fuzz.py rewrite [--big-endian] [--pipe] IN OUT
     tests/perf/mmap3-fuzz.py mutate --seed S (--count N | --index I) OUTDIR SEED...
+    tests/perf/mmap3-fuzz.py classes
 
 rewrite writes the little-endian perf.data file IN (file mode, as perf
 record or perf inject writes it) again, as a big-endian machine writes it
@@ -20,7 +21,8 @@ prints one line per mutant: "NNNN CLASS SEED-NAME what was done". Mutant i
 is made from SEED number (i // len(CLASSES)) % len(SEEDS) by class
 CLASSES[i % len(CLASSES)], with a random.Random seeded with "S/i" alone:
 --index I writes mutant I only, the same bytes as --count N writes for it
-(given the same seed files). The targets are the seed's MMAP3 records, or
+(given the same seed files); a mutant that would be its seed's bytes
+is drawn again. classes prints the classes, in order. The targets are the seed's MMAP3 records, or
 its MMAP2 records when it has none (the output of perf inject
 --convert-mmap3, whose MMAP2 records HEADER_MMAP3_STATUS turns back into
 MMAP3 ones). The classes:
@@ -715,9 +717,13 @@ def mutant(seeds, seed, i):
     s = (i // len(CLASSES)) % len(seeds)
     rng = random.Random(f"{seed}/{i}")
     with open(seeds[s], "rb") as f:
-        pd = Perf(f.read())
-    m = Mutator(pd, rng)
-    out = m.run(cls)
+        orig = f.read()
+    # Draws that change nothing (a value the field had) are drawn again.
+    for _ in range(20):
+        m = Mutator(Perf(orig), rng)
+        out = m.run(cls)
+        if out != orig:
+            break
     return cls, s, out, "; ".join(m.what)
 
 
@@ -746,7 +752,11 @@ def main():
     g.add_argument("--index", type=int)
     mu.add_argument("outdir")
     mu.add_argument("seeds", nargs="+")
+    sub.add_parser("classes")
     args = ap.parse_args()
+    if args.cmd == "classes":
+        print(" ".join(CLASSES))
+        return
     {"rewrite": cmd_rewrite, "mutate": cmd_mutate}[args.cmd](args)
 
 
