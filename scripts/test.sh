@@ -92,6 +92,7 @@ host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
 host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
 host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstream's perf"
 host_tap status.sh "build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan"
+host_tap fuzz.sh "crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

@@ -19,16 +19,16 @@
 #    --big-endian: be-file, be-pipe, be-conv-file, be-conv-pipe). Each
 #    seed must read with perf script as le-file does (exit 0, the same
 #    mapping and sample lines): the fuzzer starts from files perf reads;
-#  - $MMAP3_FUZZ_COUNT mutants (default 156: 13 classes x 8 seeds,
-#    one and a half rounds) from seed $MMAP3_FUZZ_SEED (default 24), made
-#    by tests/perf/mmap3-fuzz.py mutate, which says what each class
-#    damages: MMAP3 header.size (not a multiple of 8, too small, past the
-#    end), build_id_size, build_id_status, the file name (no NUL, not
-#    UTF-8, empty, special names), the sample_id tail, type and misc bits,
-#    feature sections and HEADER_MMAP3_STATUS, the file header and attrs,
-#    truncation, random bytes in MMAP3 records, several at once. Mutant I
-#    depends on the seed, I and the seed files only; every mutant differs
-#    from its seed file;
+#  - $MMAP3_FUZZ_COUNT mutants (default 224: 14 classes x 8 seeds, twice)
+#    from seed $MMAP3_FUZZ_SEED (default 24), made by
+#    tests/perf/mmap3-fuzz.py mutate, which says what each class damages:
+#    MMAP3 header.size (not a multiple of 8, too small, past the end),
+#    build_id_size, build_id_status, HEADER_MMAP3_STATUS (larger entries,
+#    bad sizes and counts, its entries), the file name (no NUL, not UTF-8,
+#    empty, special names), the sample_id tail, type and misc bits, feature
+#    sections, the file header and attrs, truncation, random bytes in MMAP3
+#    records, several at once. Mutant I depends on the seed, I and the seed
+#    files only; every mutant differs from its seed file;
 #  - each mutant is read by perf script --show-mmap-events, report
 #    --stdio, report -D, report --stats, buildid-list --with-hits
 #    --with-status and inject (plain, -b or --convert-mmap3, by I mod 3)
@@ -41,19 +41,29 @@
 #    mutants again without recording; MMAP3_FUZZ_ONLY="I ..." runs those
 #    mutants only).
 #
-# The 156 mutants (936 runs of the ASan perf, two at a time) take about
-# 2 minutes on a 2-core machine. Prints TAP; exits 1 when a check fails,
-# 4 (skip) when this host cannot record.
+# One crash is known and not counted: perf 7.3's own, in
+# map__set_kmap_maps() (util/maps.c), a heap-buffer-overflow when a map
+# of a user-space file is inserted after a record of the same file with
+# the cpumode KERNEL made it a kernel module DSO; plain MMAP2 records
+# reach it as MMAP3 ones do (machine__process_mmap2_event()). The runs
+# that end in it are listed, as comments.
+#
+# The 224 mutants (1344 runs of the ASan perf, two at a time) took 2
+# minutes on a 2-core machine busy with a kernel build. Prints TAP; exits
+# 1 when a check fails, 4 (skip) when this host cannot record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 . "$MMAP3_ROOT/tests/perf/tap.sh"
 perfs_setup fuzz
 fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py
 seed=${MMAP3_FUZZ_SEED:-24}
-count=${MMAP3_FUZZ_COUNT:-156}
+count=${MMAP3_FUZZ_COUNT:-224}
 tools="script report dump stats buildids inject"
 seeds="le-file le-pipe le-conv-file le-conv-pipe be-file be-pipe be-conv-file be-conv-pipe"
 start=$SECONDS
+# Where the seeds and failing mutants of the last failing run are kept.
+kept=$MMAP3_WORK/fuzz-failed
+[ "${MMAP3_FUZZ_SEEDS:-}" = "$kept/seeds" ] || rm -rf "$kept"
 
 echo "TAP version 13"
 mkdir -p "$tmp/seeds" "$tmp/mut" "$tmp/res" "$tmp/inj"
@@ -161,7 +171,12 @@ fine() {
 	r=$(rc "res/$1-$2")
 	[ "$r" != 124 ] && [ "$r" != 137 ] && sane "res/$1-$2"
 }
-kept=$MMAP3_WORK/fuzz-failed
+# known I TOOL: the run ended in the known crash of perf 7.3 (see above).
+known() {
+	[ "$(rc "res/$1-$2")" = 99 ] &&
+		grep -A3 'ERROR: AddressSanitizer: heap-buffer-overflow' "$tmp/res/$1-$2.out" |
+		grep -q '#0 .* in map__set_kmap_maps .*util/maps\.c'
+}
 # report_bad I CLASS SEED WHAT TOOL: a failing mutant, how to make it again.
 report_bad() {
 	local i=$1 s=${3%.data} what=$4 t=$5 cmd in=""
@@ -182,7 +197,7 @@ for cls in $("$fuzz" classes); do
 		bad=$(while read -r i c s what; do
 			[ "$c" = "$cls" ] || continue
 			[ -e "$tmp/res/$i-$t.rc" ] || continue
-			fine "$i" "$t" || report_bad "$i" "$c" "$s" "$what" "$t"
+			fine "$i" "$t" || known "$i" "$t" || report_bad "$i" "$c" "$s" "$what" "$t"
 		done <"$tmp/mutants")
 		tried=$(awk -v c="$cls" '$2 == c' "$tmp/mutants" | while read -r i _; do
 			[ -e "$tmp/res/$i-$t.rc" ] && echo "$i"; done | wc -l)
@@ -191,6 +206,12 @@ for cls in $("$fuzz" classes); do
 		[ -z "$bad" ] || printf '%s\n' "$bad"
 	done
 done
+while read -r i c s what; do
+	for t in $tools; do
+		[ -e "$tmp/res/$i-$t.rc" ] && known "$i" "$t" &&
+			echo "# known perf 7.3 crash (map__set_kmap_maps): mutant $i ($c, of ${s%.data}: $what), $(tool_cmd "$i" "$t" FILE OUT | cut -d' ' -f1-3)"
+	done
+done <"$tmp/mutants"
 runs=$(find "$tmp/res" -name '*.rc' | wc -l)
 echo "# $count mutants, $runs runs of the ASan perf, $((SECONDS - start)) s"
 

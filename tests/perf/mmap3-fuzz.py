@@ -35,6 +35,10 @@ MMAP3 ones). The classes:
                   form's size byte, the misc bit set)
   status          build_id_status 0 to 255, with or without a build-id
                   (MMAP2 targets: an entry of HEADER_MMAP3_STATUS)
+  status-table    HEADER_MMAP3_STATUS (of the seed two places on, or the
+                  next with one, when the seed has none): larger entries
+                  (56 to 1024 bytes), a bad entry_size, nr, an entry's key,
+                  start, pid, misc, status or size, the payload cut
   name            the file name: without a NUL up to header.size (into the
                   sample_id), empty, not UTF-8, printf conversions, names
                   perf gives a meaning ([kernel.kallsyms]_text, [vdso],
@@ -459,6 +463,61 @@ class Mutator:
             p[eo + 47] = self.r.choice([0, 20, 21, 255])
         self.what.append(f"status entry {k}: status {v}, build_id_size {p[eo + 47]}")
 
+    def m_status_table(self):
+        payloads = self.status_payload()
+        if not payloads:
+            return self.m_status()
+        p, off = self.r.choice(payloads)
+        if len(p) < off + 8:
+            return self.m_feature()
+        e = self.e
+        esize, nr = struct.unpack_from(e + "II", p, off)
+        k = self.r.randrange(6)
+        if k < 2 and esize == 48 and len(p) >= off + 8 + 48 * nr:
+            # Larger entries, as a later perf may write them: each entry
+            # followed by bytes a reader skips.
+            v = self.r.choice([56, 64, 128, 256, 264, 304, 312, 320, 512, 1024])
+            ents = [p[off + 8 + 48 * j:off + 56 + 48 * j] for j in range(nr)]
+            pad = bytes([self.r.randrange(256)]) * (v - 48)
+            p[off:] = struct.pack(e + "II", v, nr) + b"".join(x + pad for x in ents)
+            self.what.append(f"status: {nr} entries of {v} bytes")
+        elif k == 2:
+            v = self.r.choice([0, 1, 8, 47, 49, 52, 0xffff, 0xffffffff, self.r.randrange(2048)])
+            struct.pack_into(e + "I", p, off, v)
+            self.what.append(f"status: entry_size {v}")
+        elif k == 3:
+            v = self.r.choice([0, 1, max(nr - 1, 0), nr + 1, 0x7fffffff, 0xffffffff])
+            struct.pack_into(e + "I", p, off + 4, v)
+            self.what.append(f"status: nr {v}")
+        elif k == 4 and esize >= 48 and nr:
+            j = self.r.randrange(min(nr, max((len(p) - off - 8) // esize, 1)))
+            eo = off + 8 + j * esize
+            if eo + 48 > len(p):
+                return self.m_flip()
+            fld = self.r.choice(["key", "start", "pid", "status", "size", "misc"])
+            if fld == "key":
+                v = self.r.choice([0, 2**64 - 1, j + 1000, max(j - 1, 0)])
+                struct.pack_into(e + "Q", p, eo, v)
+            elif fld == "start":
+                v = self.r.getrandbits(64)
+                struct.pack_into(e + "Q", p, eo + 8, v)
+            elif fld == "pid":
+                v = self.r.getrandbits(32)
+                struct.pack_into(e + "I", p, eo + 40, v)
+            elif fld == "misc":
+                v = self.r.getrandbits(16)
+                struct.pack_into(e + "H", p, eo + 44, v)
+            else:
+                v = self.r.choice([0, 1, 7, 8, 20, 21, 200, 255])
+                p[eo + (46 if fld == "status" else 47)] = v
+            self.what.append(f"status entry {j}: {fld} {v}")
+        else:
+            n = self.r.randint(1, max(len(p) - off - 1, 1))
+            del p[len(p) - n:]
+            if off and self.r.random() < 0.5:  # a feature record: its size follows
+                self.set_size(p, len(p))
+            self.what.append(f"status: {n} bytes cut")
+
     def m_name(self):
         i, rec = self.target()
         no = self.name_off(rec)
@@ -551,9 +610,15 @@ class Mutator:
                 return self.m_flip()
             f = self.r.randrange(3)
             if f == 0:
-                v = self.r.choice([0, 1, 8, 47, 49, 56, 0xffff, 0xffffffff])
+                v = self.r.choice([0, 1, 8, 47, 49, 56, 64, 256, 264, 304, 312, 512, 1024,
+                                   0xffff, 0xffffffff, self.r.randrange(2048)])
                 struct.pack_into(self.e + "I", p, off, v)
                 self.what.append(f"status: entry_size {v}")
+                if v and self.r.random() < 0.5:
+                    # As many entries as the payload holds at that size.
+                    nr = (len(p) - off - 8) // v
+                    struct.pack_into(self.e + "I", p, off + 4, nr)
+                    self.what.append(f"nr {nr}")
             elif f == 1:
                 v = self.r.choice([0, 1, 2, 0x7fffffff, 0xffffffff, 0x10000])
                 struct.pack_into(self.e + "I", p, off + 4, v)
@@ -707,8 +772,8 @@ class Mutator:
         return bytes(out)
 
 
-CLASSES = ["size-unaligned", "size-small", "size-big", "bidsize", "status", "name",
-           "sample-id", "type-misc", "feature", "header", "truncate", "flip", "multi"]
+CLASSES = ["size-unaligned", "size-small", "size-big", "bidsize", "status", "status-table",
+           "name", "sample-id", "type-misc", "feature", "header", "truncate", "flip", "multi"]
 
 
 def mutant(seeds, seed, i):
@@ -718,6 +783,15 @@ def mutant(seeds, seed, i):
     rng = random.Random(f"{seed}/{i}")
     with open(seeds[s], "rb") as f:
         orig = f.read()
+    if cls == "status-table":
+        # A seed with a HEADER_MMAP3_STATUS table: this one, the one two
+        # places on (le-file: le-conv-file) or the next that has one.
+        for t in [s, (s + 2) % len(seeds)] + list(range(s + 1, s + len(seeds))):
+            with open(seeds[t % len(seeds)], "rb") as f:
+                buf = f.read()
+            if Mutator(Perf(buf), rng).status_payload():
+                s, orig = t % len(seeds), buf
+                break
     # Draws that change nothing (a value the field had) are drawn again.
     for _ in range(20):
         m = Mutator(Perf(orig), rng)
