@@ -189,7 +189,7 @@ report_bad() {
 	echo "#     remake: MMAP3_FUZZ_SEEDS=$kept/seeds MMAP3_FUZZ_SEED=$seed MMAP3_FUZZ_ONLY=$((10#$i)) tests/perf/fuzz.sh"
 	echo "#     or: tests/perf/mmap3-fuzz.py mutate --seed $seed --index $((10#$i)) $kept $(printf "$kept/seeds/%s.data " $seeds)"
 	echo "#     run: ASAN_OPTIONS=$ASAN_OPTIONS $asan $cmd$in"
-	grep -m6 -E 'AddressSanitizer|runtime error|SUMMARY|#[0-4] |Segmentation|Aborted' \
+	grep -m1 -A7 -E 'ERROR: AddressSanitizer|runtime error|Segmentation|Aborted' \
 		"$tmp/res/$i-$t.out" | sed 's/^/#       /'
 }
 for cls in $("$fuzz" classes); do
@@ -200,7 +200,7 @@ for cls in $("$fuzz" classes); do
 			fine "$i" "$t" || known "$i" "$t" || report_bad "$i" "$c" "$s" "$what" "$t"
 		done <"$tmp/mutants")
 		tried=$(awk -v c="$cls" '$2 == c' "$tmp/mutants" | while read -r i _; do
-			[ -e "$tmp/res/$i-$t.rc" ] && echo "$i"; done | wc -l)
+			[ ! -e "$tmp/res/$i-$t.rc" ] || echo "$i"; done | wc -l)
 		check "$cls: perf $(tool_cmd 0 "$t" F OUT | sed 's/ -i F//; s/ -o OUT//; s/^inject.*/inject/') of $tried mutants: no crash, no ASan report, no timeout" \
 			eval '[ -z "$bad" ]'
 		[ -z "$bad" ] || printf '%s\n' "$bad"
@@ -208,8 +208,8 @@ for cls in $("$fuzz" classes); do
 done
 while read -r i c s what; do
 	for t in $tools; do
-		[ -e "$tmp/res/$i-$t.rc" ] && known "$i" "$t" &&
-			echo "# known perf 7.3 crash (map__set_kmap_maps): mutant $i ($c, of ${s%.data}: $what), $(tool_cmd "$i" "$t" FILE OUT | cut -d' ' -f1-3)"
+		[ -e "$tmp/res/$i-$t.rc" ] && known "$i" "$t" || continue
+		echo "# known perf 7.3 crash (map__set_kmap_maps): mutant $i ($c, of ${s%.data}: $what), $(tool_cmd "$i" "$t" FILE OUT)"
 	done
 done <"$tmp/mutants"
 runs=$(find "$tmp/res" -name '*.rc' | wc -l)
