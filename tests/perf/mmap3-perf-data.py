@@ -26,7 +26,9 @@ file whose type 23 records a reader must not take for MMAP3 ones.
 what follows filled up to header.size with 'A', no NUL), bidsize
 (build_id_size 255), status (build_id_status 200), nofound (FOUND with
 build_id_size 0); ioerror and skipped are well-formed records with the
-status IO_ERROR or SKIPPED and no build-id.
+status IO_ERROR or SKIPPED and no build-id; kernel gives the record the
+kernel's cpumode (PERF_RECORD_MISC_KERNEL in misc), as if it mapped a
+kernel module.
 
 Only the data section changes size: the feature sections that follow it
 are moved and their offsets in the header adjusted. Files in pipe mode,
@@ -163,7 +165,8 @@ def mmap2_to_mmap3(rec, stat_ids=False):
 
 
 MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound",
-                "ioerror", "skipped")
+                "ioerror", "skipped", "kernel")
+PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL = 7, 1
 
 
 def mangle(rec, kind):
@@ -181,6 +184,10 @@ def mangle(rec, kind):
         rec[73] = 200
     elif kind == "nofound":
         rec[72], rec[73] = 0, FOUND
+    elif kind == "kernel":
+        misc, = struct.unpack_from("<H", rec, 4)
+        misc = (misc & ~PERF_RECORD_MISC_CPUMODE_MASK) | PERF_RECORD_MISC_KERNEL
+        struct.pack_into("<H", rec, 4, misc)
     elif kind in ("ioerror", "skipped"):
         rec[72], rec[73] = 0, IO_ERROR if kind == "ioerror" else SKIPPED
         rec[76:96] = bytes(20)

@@ -31,7 +31,7 @@ perfs_setup() {
 	old=$PERF_UPSTREAM_BUILD/perf
 	conv=$MMAP3_ROOT/tests/perf/mmap3-perf-data.py
 	tmp=$(mktemp -d "/tmp/mmap3-$1.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
+	[ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
 	export HOME=$tmp/home
 	mkdir -p "$HOME"
 	# Leaks at exit are not what the tests look for.
@@ -40,16 +40,16 @@ perfs_setup() {
 
 # host_record WHAT COMMAND: $perf record --buildid-mmap of sh -c COMMAND on
 # the host, into $tmp/mmap2.data; skips the whole test (exit 4) when the
-# host cannot record. COMMAND runs on one CPU, the first this shell may
-# use: its records then come in one CPU's buffer, so the file has them in
-# the order they were made, which the mangling of mmap3-perf-data.py
-# (its first record of a file) relies on.
+# host cannot record. perf and COMMAND run on one CPU, the first this
+# shell may use: COMMAND's records then come in one CPU's buffer, so the
+# file has them in the order they were made, which the mangling of
+# mmap3-perf-data.py (its first record of a file) relies on.
 host_record() {
 	local cpu
 	cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
 	log "recording $1 on the host (CPU $cpu) with $perf record --buildid-mmap"
-	if ! "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
-		taskset -c "$cpu" sh -c "$2" >"$tmp/record.out" 2>&1; then
+	if ! taskset -c "$cpu" "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
+		sh -c "$2" >"$tmp/record.out" 2>&1; then
 		sed 's/^/# /' "$tmp/record.out" | head -5
 		echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
 		exit 4
