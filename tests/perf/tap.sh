@@ -21,7 +21,8 @@ rc() { cat "$tmp/$1.rc"; }
 # perfs_setup NAME: the three perfs of the host tests, built when missing:
 # the series' ($perf), the same with ASan ($asan, whose errors exit 99)
 # and an unpatched one ($old); $conv, the converter of tests/perf; a
-# scratch $tmp (/tmp/mmap3-NAME.*, removed at exit) holding $HOME.
+# scratch $tmp (/tmp/mmap3-NAME.*, removed at exit, kept with KEEP=1 in
+# the environment, to look into a failure) holding $HOME.
 perfs_setup() {
 	"$MMAP3_ROOT/scripts/perf.sh"
 	"$MMAP3_ROOT/scripts/perf.sh" --asan
