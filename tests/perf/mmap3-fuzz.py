@@ -188,20 +188,9 @@ class Perf:
 
 def sample_id_fields(st):
     """The struct formats of a sample_id of sample_type st, in order."""
-    f = []
-    if st & S_TID:
-        f.append("II")
-    if st & S_TIME:
-        f.append("Q")
-    if st & S_ID:
-        f.append("Q")
-    if st & S_STREAM_ID:
-        f.append("Q")
-    if st & S_CPU:
-        f.append("II")
-    if st & S_IDENTIFIER:
-        f.append("Q")
-    return f
+    order = ((S_TID, "II"), (S_TIME, "Q"), (S_ID, "Q"), (S_STREAM_ID, "Q"),
+             (S_CPU, "II"), (S_IDENTIFIER, "Q"))
+    return [fmt for bit, fmt in order if st & bit]
 
 
 def swap_fields(buf, pos, fmts, e):

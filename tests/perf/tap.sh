@@ -73,8 +73,10 @@ in_place_session() {
 	bid_alpha=$("$perf" buildid-list -i "$tmp/alpha")
 	bid_beta=$("$perf" buildid-list -i "$tmp/beta")
 	# The session's input is the host kernel's MMAP2 records of $p, each
-	# with its run's build-id, which the kernel reads without faulting:
-	# seen to be missing once in a while. Such a session is recorded again.
+	# with its run's build-id, which the kernel reads without faulting,
+	# from the page cache: a session whose records lack one is recorded
+	# again. (The failures once put down to this came from the records'
+	# order in the file: see host_record.)
 	local try
 	for try in 1 2 3; do
 		: >"$p"
