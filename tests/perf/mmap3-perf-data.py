@@ -45,6 +45,7 @@ PERF_RECORD_MMAP2 = 10
 PERF_RECORD_MMAP3 = 23
 PERF_RECORD_COMPRESSED = 81
 PERF_RECORD_MISC_MMAP_BUILD_ID = 1 << 14
+PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL = 7, 1
 
 # enum perf_mmap3_build_id_status
 FOUND, NO_FILE, NOT_ELF, NO_BUILD_ID, MALFORMED, IO_ERROR, SKIPPED = range(1, 8)
@@ -166,7 +167,6 @@ def mmap2_to_mmap3(rec, stat_ids=False):
 
 MANGLE_KINDS = ("short16", "short96", "nonul", "bidsize", "status", "nofound",
                 "ioerror", "skipped", "kernel")
-PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL = 7, 1
 
 
 def mangle(rec, kind):
