@@ -18,7 +18,8 @@
 #    mmap3-perf-data.py --mangle, and without attr.mmap3 (--no-attr):
 #    perf script, report (-D, --stats), buildid-list and inject must not
 #    crash nor make ASan report anything, and must say what they skipped
-#    or found wrong;
+#    or found wrong; a status this perf does not know (200) is shown as
+#    its number wherever perf shows a status;
 #  - a record of that file with the status IO_ERROR or SKIPPED: perf
 #    report --stats must count the statuses, perf report must name the
 #    map in a warning;
@@ -110,9 +111,23 @@ for kind in short16 short96 nonul bidsize status nofound; do
 			eval '[ "$(rc $kind-report)" = 0 ] && grep -q "1 PERF_RECORD_MMAP3 records were malformed" "$tmp/$kind-report.out"'
 		;;
 	status)
-		# A status this perf does not know (200): its number.
+		# A status this perf does not know (200): its number, wherever
+		# perf shows a status, and never a build-id.
 		check "$kind: perf script shows the unknown status as its number (200), without a build-id" \
 			grep -qE "PERF_RECORD_MMAP3 .*<> 200\]: r-xp $p\$" "$tmp/$kind-script.out"
+		check "$kind: perf report --stats counts 1 MMAP3 record 200, and its DSO's samples as 200" \
+			eval 'grep -qE "^ +200 +1  \(.* of MMAP3\)\$" "$tmp/$kind-stats.out" &&
+			      grep -qE "^  200 +[1-9][0-9]*  \( *[0-9.]+%\) +1 +1\$" "$tmp/$kind-stats.out"'
+		run "$kind-withstatus" "$asan" buildid-list -i "$tmp/$kind.data" --with-status
+		check "$kind: perf buildid-list --with-status lists $p without a build-id, status 200" \
+			eval 'sane $kind-withstatus && grep -qE "^- +200 +$p\$" "$tmp/$kind-withstatus.out"'
+		run "$kind-sort" "$asan" report -i "$tmp/$kind.data" --stdio --sort build_id_status,dso
+		check "$kind: perf report --sort build_id_status,dso has samples in $p with status 200" \
+			eval 'sane $kind-sort && grep -qE "%  +200 +${p##*/} *\$" "$tmp/$kind-sort.out"'
+		run "$kind-F" "$asan" script -i "$tmp/$kind.data" -F pid,ip,dso,build_id_status
+		check "$kind: perf script -F build_id_status gives 200 for samples in $p, FOUND for the others there" \
+			eval 'sane $kind-F && grep -F "($p)" "$tmp/$kind-F.out" | grep -q " 200\$" &&
+			      grep -F "($p)" "$tmp/$kind-F.out" | grep -q " FOUND\$"'
 		;;
 	*)
 		check "$kind: perf script shows the record's status as INVALID, without a build-id" \
