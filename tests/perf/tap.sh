@@ -39,17 +39,18 @@ perfs_setup() {
 	export ASAN_OPTIONS=detect_leaks=0:exitcode=99
 }
 
-# host_record WHAT COMMAND: $perf record --buildid-mmap of sh -c COMMAND on
-# the host, into $tmp/mmap2.data; skips the whole test (exit 4) when the
+# host_record WHAT COMMAND [FILE]: $perf record --buildid-mmap of sh -c
+# COMMAND on the host, into FILE (default $tmp/mmap2.data); skips the
+# whole test (exit 4) when the
 # host cannot record. perf and COMMAND run on one CPU, the first this
 # shell may use: COMMAND's records then come in one CPU's buffer, so the
 # file has them in the order they were made, which the mangling of
 # mmap3-perf-data.py (its first record of a file) relies on.
 host_record() {
-	local cpu
+	local cpu out=${3:-$tmp/mmap2.data}
 	cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
 	log "recording $1 on the host (CPU $cpu) with $perf record --buildid-mmap"
-	if ! taskset -c "$cpu" "$perf" record --buildid-mmap -e task-clock -o "$tmp/mmap2.data" -- \
+	if ! taskset -c "$cpu" "$perf" record --buildid-mmap -e task-clock -o "$out" -- \
 		sh -c "$2" >"$tmp/record.out" 2>&1; then
 		sed 's/^/# /' "$tmp/record.out" | head -5
 		echo "1..0 # SKIP cannot record on this host (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid))"
