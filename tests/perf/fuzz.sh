@@ -19,7 +19,7 @@
 #    --big-endian: be-file, be-pipe, be-conv-file, be-conv-pipe). Each
 #    seed must read with perf script as le-file does (exit 0, the same
 #    mapping and sample lines): the fuzzer starts from files perf reads;
-#  - $MMAP3_FUZZ_COUNT mutants (default 224: 14 classes x 8 seeds, twice)
+#  - $MMAP3_FUZZ_COUNT mutants (default 256: 16 classes x 8 seeds, twice)
 #    from seed $MMAP3_FUZZ_SEED (default 24), made by
 #    tests/perf/mmap3-fuzz.py mutate, which says what each class damages:
 #    MMAP3 header.size (not a multiple of 8, too small, past the end),
@@ -27,8 +27,13 @@
 #    bad sizes and counts, its entries), the file name (no NUL, not UTF-8,
 #    empty, special names), the sample_id tail, type and misc bits, feature
 #    sections, the file header and attrs, truncation, random bytes in MMAP3
-#    records, several at once. Mutant I depends on the seed, I and the seed
-#    files only; every mutant differs from its seed file;
+#    records, the fields of SAMPLE records (the ip at the edges of MMAP3
+#    mappings, in one without a FOUND build-id, the pid/tid of a thread
+#    without maps, the cpumode, time, period, ...), their layout
+#    (header.size, a callchain: nr huge or past the end, PERF_CONTEXT_*
+#    markers, longer than perf's max stack), several at once. Mutant I
+#    depends on the seed, I and the seed files only; every mutant differs
+#    from its seed file;
 #  - each mutant is read by perf script --show-mmap-events, report
 #    --stdio, report -D, report --stats, buildid-list --with-hits
 #    --with-status and inject (plain, -b or --convert-mmap3, by I mod 3)
@@ -58,7 +63,7 @@
 perfs_setup fuzz
 fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py
 seed=${MMAP3_FUZZ_SEED:-24}
-count=${MMAP3_FUZZ_COUNT:-224}
+count=${MMAP3_FUZZ_COUNT:-256}
 tools="script report dump stats buildids inject"
 seeds="le-file le-pipe le-conv-file le-conv-pipe be-file be-pipe be-conv-file be-conv-pipe"
 start=$SECONDS
