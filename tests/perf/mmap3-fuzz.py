@@ -952,7 +952,6 @@ class Mutator:
         out = bytearray(pd.serialize())
         base = 16 if pd.pipe else len(pd.head)
         if not pd.pipe:
-            nfeat = len(pd.features)
             data_size, = struct.unpack_from(e + "Q", out, 48)
             table = base + data_size
             if self.post:
@@ -972,7 +971,6 @@ class Mutator:
                 d = self.post_data
                 size = data_size + d if d in (-8, 8) else d
                 struct.pack_into(e + "Q", out, 48, max(size, 0))
-            del nfeat
         if self.post_trunc is not None:
             del out[base + self.post_trunc:]
         return bytes(out)
