@@ -34,14 +34,16 @@
 #    markers, longer than perf's max stack), several at once. Mutant I
 #    depends on the seed, I and the seed files only; every mutant differs
 #    from its seed file;
-#  - each mutant is read by perf script --show-mmap-events, report
-#    --stdio, report -D, report --stats, buildid-list --with-hits
-#    --with-status and inject (plain, -b or --convert-mmap3, by I mod 3)
-#    to a file, a pipe seed's from stdin, each under timeout 20 s: no
-#    signal, no ASan report or exit (99), no abort, no timeout. One TAP
-#    check per class and tool; a failing one names each failing mutant,
-#    what was done to it, the command that reproduces it and the first
-#    lines of ASan's report, and keeps the seeds and those mutants in
+#  - each mutant is read by perf script --show-mmap-events -F
+#    +build_id_status, report --stdio --sort comm,dso,sym,build_id_status
+#    (each sample's map and its DSO's status), report -D, report --stats,
+#    buildid-list --with-hits --with-status and inject (plain, -b or
+#    --convert-mmap3, by I mod 3) to a file, a pipe seed's from stdin,
+#    each under timeout 20 s: no signal, no ASan report or exit (99), no
+#    abort, no timeout. One TAP check per class and tool; a failing one
+#    names each failing mutant, what was done to it, the command that
+#    reproduces it and the first lines of ASan's report, and keeps the
+#    seeds and those mutants in
 #    $MMAP3_WORK/fuzz-failed/ (MMAP3_FUZZ_SEEDS=that dir makes the same
 #    mutants again without recording; MMAP3_FUZZ_ONLY="I ..." runs those
 #    mutants only).
@@ -144,8 +146,8 @@ only=${MMAP3_FUZZ_ONLY:-}
 # (inject writes OUT).
 tool_cmd() {
 	case $2 in
-	script) echo "script -i $3 --show-mmap-events" ;;
-	report) echo "report -i $3 --stdio" ;;
+	script) echo "script -i $3 --show-mmap-events -F +build_id_status" ;;
+	report) echo "report -i $3 --stdio --sort comm,dso,sym,build_id_status" ;;
 	dump) echo "report -i $3 -D" ;;
 	stats) echo "report -i $3 --stats" ;;
 	buildids) echo "buildid-list -i $3 --with-hits --with-status" ;;
