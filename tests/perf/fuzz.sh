@@ -19,7 +19,7 @@
 #    --big-endian: be-file, be-pipe, be-conv-file, be-conv-pipe). Each
 #    seed must read with perf script as le-file does (exit 0, the same
 #    mapping and sample lines): the fuzzer starts from files perf reads;
-#  - $MMAP3_FUZZ_COUNT mutants (default 224: 14 classes x 8 seeds, twice)
+#  - $MMAP3_FUZZ_COUNT mutants (default 256: 16 classes x 8 seeds, twice)
 #    from seed $MMAP3_FUZZ_SEED (default 24), made by
 #    tests/perf/mmap3-fuzz.py mutate, which says what each class damages:
 #    MMAP3 header.size (not a multiple of 8, too small, past the end),
@@ -27,16 +27,23 @@
 #    bad sizes and counts, its entries), the file name (no NUL, not UTF-8,
 #    empty, special names), the sample_id tail, type and misc bits, feature
 #    sections, the file header and attrs, truncation, random bytes in MMAP3
-#    records, several at once. Mutant I depends on the seed, I and the seed
-#    files only; every mutant differs from its seed file;
-#  - each mutant is read by perf script --show-mmap-events, report
-#    --stdio, report -D, report --stats, buildid-list --with-hits
-#    --with-status and inject (plain, -b or --convert-mmap3, by I mod 3)
-#    to a file, a pipe seed's from stdin, each under timeout 20 s: no
-#    signal, no ASan report or exit (99), no abort, no timeout. One TAP
-#    check per class and tool; a failing one names each failing mutant,
-#    what was done to it, the command that reproduces it and the first
-#    lines of ASan's report, and keeps the seeds and those mutants in
+#    records, the fields of SAMPLE records (the ip at the edges of MMAP3
+#    mappings, in one without a FOUND build-id, the pid/tid of a thread
+#    without maps, the cpumode, time, period, ...), their layout
+#    (header.size, a callchain: nr huge or past the end, PERF_CONTEXT_*
+#    markers, longer than perf's max stack), several at once. Mutant I
+#    depends on the seed, I and the seed files only; every mutant differs
+#    from its seed file;
+#  - each mutant is read by perf script --show-mmap-events -F
+#    +build_id_status, report --stdio --sort comm,dso,sym,build_id_status
+#    (each sample's map and its DSO's status), report -D, report --stats,
+#    buildid-list --with-hits --with-status and inject (plain, -b or
+#    --convert-mmap3, by I mod 3) to a file, a pipe seed's from stdin,
+#    each under timeout 20 s: no signal, no ASan report or exit (99), no
+#    abort, no timeout. One TAP check per class and tool; a failing one
+#    names each failing mutant, what was done to it, the command that
+#    reproduces it and the first lines of ASan's report, and keeps the
+#    seeds and those mutants in
 #    $MMAP3_WORK/fuzz-failed/ (MMAP3_FUZZ_SEEDS=that dir makes the same
 #    mutants again without recording; MMAP3_FUZZ_ONLY="I ..." runs those
 #    mutants only).
@@ -53,16 +60,16 @@
 # address zero (ASan: SEGV; 7.3.4's perf report segfaults), and patch 25
 # makes it skip that section.
 #
-# The 224 mutants (1344 runs of the ASan perf, two at a time) took 2
-# minutes on a 2-core machine busy with a kernel build. Prints TAP; exits
-# 1 when a check fails, 4 (skip) when this host cannot record.
+# The 256 mutants (1536 runs of the ASan perf, two at a time) took 90 s
+# to 4 minutes on a 2-core machine busy with other builds. Prints TAP;
+# exits 1 when a check fails, 4 (skip) when this host cannot record.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 . "$MMAP3_ROOT/tests/perf/tap.sh"
 perfs_setup fuzz
 fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py
 seed=${MMAP3_FUZZ_SEED:-24}
-count=${MMAP3_FUZZ_COUNT:-224}
+count=${MMAP3_FUZZ_COUNT:-256}
 tools="script report dump stats buildids inject"
 seeds="le-file le-pipe le-conv-file le-conv-pipe be-file be-pipe be-conv-file be-conv-pipe"
 start=$SECONDS
@@ -162,8 +169,8 @@ only=${MMAP3_FUZZ_ONLY:-}
 # (inject writes OUT).
 tool_cmd() {
 	case $2 in
-	script) echo "script -i $3 --show-mmap-events" ;;
-	report) echo "report -i $3 --stdio" ;;
+	script) echo "script -i $3 --show-mmap-events -F +build_id_status" ;;
+	report) echo "report -i $3 --stdio --sort comm,dso,sym,build_id_status" ;;
 	dump) echo "report -i $3 -D" ;;
 	stats) echo "report -i $3 --stats" ;;
 	buildids) echo "buildid-list -i $3 --with-hits --with-status" ;;

@@ -57,6 +57,23 @@ MMAP3 ones). The classes:
   truncate        the file cut in a target or right after it
   flip            1 to 8 bytes of targets (and of the HEADER_MMAP3_STATUS
                   payload) set to random values
+  sample          a SAMPLE record's fields, where the attr's sample_type
+                  puts them: the ip at, just inside or just outside an
+                  edge of a target's mapping (half the time one whose
+                  status is not FOUND), in the target's thread and
+                  cpumode, the time perhaps the target's own or just
+                  before it; the pid/tid of a thread without maps or of
+                  none; the ip 0, huge, a callchain context, in the
+                  kernel; the time 0, huge, before a target's; the period,
+                  cpu, id, stream_id, identifier or addr 0, 1 or huge; the
+                  cpumode in misc (kernel, user, guest, ...) or misc bits
+  sample-layout   a SAMPLE record's layout: header.size cut (its fields run
+                  off the end), or wrong; or PERF_SAMPLE_CALLCHAIN added to
+                  the attrs, each sample a callchain (its cpumode's context,
+                  its ip), then one sample's callchain nr huge, past the
+                  record's end or 0, its entries PERF_CONTEXT_* markers
+                  and addresses at mapping edges, or longer than perf's
+                  max stack (126 to 1024 entries)
   multi           2 to 4 of the above at once
 """
 import argparse
@@ -76,6 +93,11 @@ PERF_RECORD_HEADER_ATTR = 64
 PERF_RECORD_FINISHED_ROUND = 68
 PERF_RECORD_HEADER_FEATURE = 80
 MISC_MMAP_BUILD_ID = 1 << 14
+MISC_CPUMODE_MASK, MISC_KERNEL = 7, 1
+# PERF_CONTEXT_* callchain markers (u64): HV, KERNEL, USER, USER_DEFERRED,
+# GUEST, GUEST_KERNEL, GUEST_USER, MAX
+CONTEXTS = [2**64 - v for v in (32, 128, 512, 640, 2048, 2176, 2560, 4095)]
+CONTEXT_KERNEL, CONTEXT_USER = CONTEXTS[1], CONTEXTS[2]
 HEADER_HOSTNAME = 3
 HEADER_NRCPUS = 7
 HEADER_MMAP3_STATUS = 35
@@ -193,6 +215,19 @@ def sample_id_fields(st):
     return [fmt for bit, fmt in order if st & bit]
 
 
+def sample_fields(st):
+    """(bit, struct format, offset) of each field of a SAMPLE record of
+    sample_type st up to PERIOD (READ, CALLCHAIN and the others follow)."""
+    order = ((S_IDENTIFIER, "Q"), (S_IP, "Q"), (S_TID, "II"), (S_TIME, "Q"), (S_ADDR, "Q"),
+             (S_ID, "Q"), (S_STREAM_ID, "Q"), (S_CPU, "II"), (S_PERIOD, "Q"))
+    out, off = [], 8
+    for bit, fmt in order:
+        if st & bit:
+            out.append((bit, fmt, off))
+            off += struct.calcsize("<" + fmt)
+    return out
+
+
 def swap_fields(buf, pos, fmts, e):
     """buf[pos:] rewritten field by field from little-endian to e."""
     out = b""
@@ -265,11 +300,7 @@ def cmd_rewrite(args):
         elif typ in (PERF_RECORD_FORK, PERF_RECORD_EXIT):
             body, pos = swap_fields(rec, 8, ["IIII", "Q"] + sid, e)
         elif typ == PERF_RECORD_SAMPLE:
-            fmts = [f for bit, f in ((S_IDENTIFIER, "Q"), (S_IP, "Q"), (S_TID, "II"),
-                                     (S_TIME, "Q"), (S_ADDR, "Q"), (S_ID, "Q"),
-                                     (S_STREAM_ID, "Q"), (S_CPU, "II"), (S_PERIOD, "Q"))
-                    if st & bit]
-            body, pos = swap_fields(rec, 8, fmts, e)
+            body, pos = swap_fields(rec, 8, [f for _, f, _ in sample_fields(st)], e)
         elif typ == PERF_RECORD_FINISHED_ROUND:
             body = b""
         else:
@@ -337,6 +368,11 @@ SPECIAL_NAMES = [b"[kernel.kallsyms]_text", b"[kernel.kallsyms]", b"[vdso]", b"[
                  b"/dev/zero", b"[uprobes]", b"/lib/modules/x.ko"]
 
 
+# The sample fields m_sample sets to 0, 1, huge values.
+SAMPLE_VALUES = {S_PERIOD: "period", S_CPU: "cpu", S_ID: "id", S_STREAM_ID: "stream_id",
+                 S_IDENTIFIER: "identifier", S_ADDR: "addr"}
+
+
 class Mutator:
     def __init__(self, pd, rng):
         self.pd, self.r = pd, rng
@@ -365,16 +401,49 @@ class Mutator:
     def name_off(self, rec):
         return 96 if self.is3(rec) else 72
 
-    def sid_len(self):
-        """The sample_id length of the seed's first attr."""
+    def sample_type(self):
+        """The sample_type of the seed's first attr (0 without one)."""
         attrs = self.pd.attrs()
         if not attrs:
             return 0
         buf, off = attrs[0]
-        if not self.pd.attr_bits(buf, off) >> A_SAMPLE_ID_ALL & 1:
+        return struct.unpack_from(self.e + "Q", buf, off + 24)[0]
+
+    def sid_len(self):
+        """The sample_id length of the seed's first attr."""
+        attrs = self.pd.attrs()
+        if not attrs or not self.pd.attr_bits(*attrs[0]) >> A_SAMPLE_ID_ALL & 1:
             return 0
-        st, = struct.unpack_from(self.e + "Q", buf, off + 24)
-        return sum(struct.calcsize("<" + f) for f in sample_id_fields(st))
+        return sum(struct.calcsize("<" + f) for f in sample_id_fields(self.sample_type()))
+
+    def samples(self):
+        return [i for i, r in enumerate(self.pd.records) if self.pd.typ(r) == PERF_RECORD_SAMPLE]
+
+    def maps(self):
+        """The targets' mappings: (pid, tid, start, len, cpumode, status,
+        time); status from HEADER_MMAP3_STATUS for an MMAP2 target (None
+        without an entry), time from the sample_id (None without one)."""
+        e, st, sid = self.e, self.sample_type(), self.sid_len()
+        statuses = {}
+        for p, off in self.status_payload():
+            if len(p) >= off + 8:
+                esize, nr = struct.unpack_from(e + "II", p, off)
+                for eo in range(off + 8, len(p) - 47, esize)[:nr] if esize >= 48 else []:
+                    start, = struct.unpack_from(e + "Q", p, eo + 8)
+                    pid, = struct.unpack_from(e + "I", p, eo + 40)
+                    statuses[start, pid] = p[eo + 46]
+        out = []
+        for i in self.targets():
+            rec = self.pd.records[i]
+            if len(rec) < self.name_off(rec) + sid:
+                continue
+            misc, _, pid, tid, start, length = struct.unpack_from(e + "HHIIQQ", rec, 4)
+            status = rec[73] if self.is3(rec) else statuses.get((start, pid))
+            t = None
+            if sid and st & S_TIME:
+                t, = struct.unpack_from(e + "Q", rec, len(rec) - sid + (8 if st & S_TID else 0))
+            out.append((pid, tid, start, length, misc & MISC_CPUMODE_MASK, status, t))
+        return out
 
     def status_payload(self):
         """The HEADER_MMAP3_STATUS payload(s): (bytearray, offset)."""
@@ -717,6 +786,154 @@ class Mutator:
                 p[b] = self.r.randrange(256)
         self.what.append(f"record {i}: {n} bytes set")
 
+    def sample(self):
+        """A SAMPLE record and its fields that it holds: (index, record,
+        {bit: (format, offset)})."""
+        i = self.r.choice(self.samples())
+        rec = self.pd.records[i]
+        fields = {bit: (f, off) for bit, f, off in sample_fields(self.sample_type())
+                  if off + struct.calcsize(f) <= len(rec)}
+        return i, rec, fields
+
+    def ip_near(self, m):
+        """An address at, just inside or just outside an edge of mapping m."""
+        start, length = m[2], m[3]
+        return self.r.choice([start - 1, start, start + 1, start + length // 2,
+                              start + length - 1, start + length, start + length + 1]) % 2**64
+
+    def chain_addr(self, maps):
+        """A callchain address: at an edge of one of maps, or of no mapping
+        (0, huge, just below the contexts, the kernel's text)."""
+        if maps and self.r.random() < 0.8:
+            return self.ip_near(self.r.choice(maps))
+        return self.r.choice([0, 2**64 - 1, 2**64 - 4096, 2**64 - 1 - self.r.randrange(4096),
+                              0xffffffff81000000])
+
+    def m_sample(self):
+        if not self.samples():
+            return self.m_flip()
+        i, rec, fields = self.sample()
+        e, maps = self.e, self.maps()
+        k = self.r.randrange(6)
+        if k == 0 and S_IP in fields and maps:
+            # The IP at an edge of a mapping (one without a FOUND build-id
+            # every other time), sampled by its thread in its cpumode,
+            # perhaps just before the mapping was made.
+            bad = [m for m in maps if m[5] != 1]
+            m = self.r.choice(bad if bad and self.r.random() < 0.5 else maps)
+            ip = self.ip_near(m)
+            struct.pack_into(e + "Q", rec, fields[S_IP][1], ip)
+            misc, = struct.unpack_from(e + "H", rec, 4)
+            struct.pack_into(e + "H", rec, 4, misc & ~MISC_CPUMODE_MASK | m[4])
+            self.what.append(f"sample record {i}: ip {ip:#x} (mapping {m[2]:#x}+{m[3]:#x} of "
+                             f"{m[0]}/{m[1]}, status {m[5]})")
+            if S_TID in fields and m[0] != 2**32 - 1:  # (not the kernel's -1/0)
+                struct.pack_into(e + "II", rec, fields[S_TID][1], m[0], m[1])
+            if S_TIME in fields and m[6] is not None and self.r.random() < 0.3:
+                t = (m[6] - self.r.choice([0, 1])) % 2**64
+                struct.pack_into(e + "Q", rec, fields[S_TIME][1], t)
+                self.what.append(f"time {t} (the mapping's {m[6]})")
+        elif k == 1 and S_TID in fields:
+            pid, tid = struct.unpack_from(e + "II", rec, fields[S_TID][1])
+            others = [m[0] for m in maps if m[0] != pid] or [pid]
+            v = self.r.choice([(0, 0), (1, 1), (2**32 - 1, 2**32 - 1), (pid, tid + 1000),
+                               (pid + 1000, pid + 1000), (self.r.choice(others), tid),
+                               (pid, 0), (self.r.getrandbits(32), self.r.getrandbits(32))])
+            v = (v[0] % 2**32, v[1] % 2**32)
+            struct.pack_into(e + "II", rec, fields[S_TID][1], *v)
+            self.what.append(f"sample record {i}: pid/tid {v[0]}/{v[1]}")
+        elif k == 2 and S_IP in fields:
+            v = self.r.choice([0, 1, 0x1000, 2**63, 2**64 - 1, 0xffffffff81000000 - 1,
+                               self.r.choice(CONTEXTS), self.r.getrandbits(64)])
+            struct.pack_into(e + "Q", rec, fields[S_IP][1], v)
+            self.what.append(f"sample record {i}: ip {v:#x}")
+        elif k == 3 and S_TIME in fields:
+            v = self.r.choice([0, 1, 2**63, 2**64 - 1] +
+                              [(m[6] - 1) % 2**64 for m in maps if m[6] is not None][:4])
+            struct.pack_into(e + "Q", rec, fields[S_TIME][1], v)
+            self.what.append(f"sample record {i}: time {v}")
+        elif k == 4 and fields.keys() & SAMPLE_VALUES.keys():
+            bit = self.r.choice(sorted(fields.keys() & SAMPLE_VALUES.keys()))
+            f, off = fields[bit]
+            v = self.r.choice([0, 1, 2**31, 2**32 - 1, 4096, 2**63, 2**64 - 1])
+            if f == "II":  # cpu, res
+                struct.pack_into(e + "I", rec, off, v % 2**32)
+            else:
+                struct.pack_into(e + f, rec, off, v)
+            self.what.append(f"sample record {i}: {SAMPLE_VALUES[bit]} {v}")
+        else:
+            misc, = struct.unpack_from(e + "H", rec, 4)
+            if self.r.random() < 0.7:
+                v = misc & ~MISC_CPUMODE_MASK | self.r.randrange(8)
+            else:
+                v = misc ^ self.r.choice([1 << 12, 1 << 13, 1 << 14, 1 << 15,
+                                          self.r.getrandbits(16)])
+            struct.pack_into(e + "H", rec, 4, v)
+            self.what.append(f"sample record {i}: misc {v:#x} (cpumode {v & MISC_CPUMODE_MASK})")
+
+    def m_sample_layout(self):
+        st = self.sample_type()
+        if not self.samples():
+            return self.m_flip()
+        e = self.e
+        k = self.r.randrange(4)
+        if k == 0 or st & (S_READ | S_CALLCHAIN):
+            # header.size: the record cut (its fields run off the end) or
+            # not, a size that is not its own.
+            i, rec, _ = self.sample()
+            if self.r.random() < 0.5:
+                n = self.r.choice([4, 8, 16, len(rec) - 8])
+                del rec[len(rec) - min(n, len(rec) - 8):]
+                self.set_size(rec, len(rec))
+                self.what.append(f"sample record {i}: cut to {len(rec)} bytes")
+            else:
+                v = self.r.choice([0, 8, 12, len(rec) - 8, len(rec) - 4, len(rec) + 8, 0xffff])
+                self.set_size(rec, v)
+                self.what.append(f"sample record {i}: size {v & 0xffff}")
+            return
+        # PERF_SAMPLE_CALLCHAIN in the attrs, in each sample a callchain as
+        # the kernel writes one, its cpumode's context and its ip; then
+        # one sample's callchain damaged.
+        for buf, off in self.pd.attrs():
+            v, = struct.unpack_from(e + "Q", buf, off + 24)
+            struct.pack_into(e + "Q", buf, off + 24, v | S_CALLCHAIN)
+        fields = sample_fields(st)
+        at = 8 + sum(struct.calcsize("<" + f) for _, f, _ in fields)
+        ipoff = dict((bit, off) for bit, _, off in fields).get(S_IP)
+        for j in self.samples():
+            rec = self.pd.records[j]
+            if len(rec) < at:
+                continue
+            misc, = struct.unpack_from(e + "H", rec, 4)
+            ctx = CONTEXT_KERNEL if misc & MISC_CPUMODE_MASK == MISC_KERNEL else CONTEXT_USER
+            ip = struct.unpack_from(e + "Q", rec, ipoff)[0] if ipoff else 0
+            rec[at:at] = struct.pack(e + "QQQ", 2, ctx, ip)
+            self.set_size(rec, len(rec))
+        self.what.append("a callchain in each sample")
+        i, rec, _ = self.sample()
+        if len(rec) < at + 24:
+            return
+        maps = self.maps()
+        if k == 1:
+            v = self.r.choice([0, 1, 3, 127, 128, 0x10000, 2**32, 2**61, 2**63, 2**64 - 1])
+            struct.pack_into(e + "Q", rec, at, v)
+            self.what.append(f"sample record {i}: callchain nr {v}")
+            return
+        if k == 2:
+            # Contexts and addresses, in any order.
+            n = self.r.randint(1, 16)
+            chain = [self.r.choice(CONTEXTS) if self.r.random() < 0.4 else self.chain_addr(maps)
+                     for _ in range(n)]
+        else:
+            # Longer than perf's max stack (127), a context first.
+            n = self.r.choice([126, 127, 128, 255, 1024])
+            chain = [self.r.choice(CONTEXTS)] + [self.chain_addr(maps) for _ in range(n - 1)]
+        rec[at:at + 24] = struct.pack(e + "Q", n) + b"".join(struct.pack(e + "Q", x)
+                                                            for x in chain)
+        self.set_size(rec, len(rec))
+        self.what.append(f"sample record {i}: callchain of {n}: "
+                         f"{' '.join(f'{x:#x}' for x in chain[:6])}{' ...' if n > 6 else ''}")
+
     def m_multi(self):
         for _ in range(self.r.randint(2, 4)):
             self.r.choice([m for c, m in self.methods() if c != "multi"])(self)
@@ -735,7 +952,6 @@ class Mutator:
         out = bytearray(pd.serialize())
         base = 16 if pd.pipe else len(pd.head)
         if not pd.pipe:
-            nfeat = len(pd.features)
             data_size, = struct.unpack_from(e + "Q", out, 48)
             table = base + data_size
             if self.post:
@@ -755,14 +971,14 @@ class Mutator:
                 d = self.post_data
                 size = data_size + d if d in (-8, 8) else d
                 struct.pack_into(e + "Q", out, 48, max(size, 0))
-            del nfeat
         if self.post_trunc is not None:
             del out[base + self.post_trunc:]
         return bytes(out)
 
 
 CLASSES = ["size-unaligned", "size-small", "size-big", "bidsize", "status", "status-table",
-           "name", "sample-id", "type-misc", "feature", "header", "truncate", "flip", "multi"]
+           "name", "sample-id", "type-misc", "feature", "header", "truncate", "flip", "sample",
+           "sample-layout", "multi"]
 
 
 def mutant(seeds, seed, i):
