@@ -49,8 +49,8 @@
 . "$(dirname "$0")/lib.sh"
 
 boots=${MMAP3_BENCH_BOOTS:-5}
-cycles=${MMAP3_BENCH_CYCLES:-4}
-exec_cycles=${MMAP3_BENCH_EXEC_CYCLES:-4}
+cycles=${MMAP3_BENCH_CYCLES:-8}
+exec_cycles=${MMAP3_BENCH_EXEC_CYCLES:-16}
 map_iters=${MMAP3_BENCH_MAP_ITERS:-1000}
 exec_iters=${MMAP3_BENCH_EXEC_ITERS:-50}
 thread_iters=${MMAP3_BENCH_THREAD_ITERS:-500}
