@@ -94,9 +94,12 @@ MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/module.sh"
 if [ "$workload_iters" != 0 ] || [ -n "$loss_items" ]; then
 	MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh"
 fi
-# Upstream's perf, for the unpatched kernel's side of the loss items
-# (guest.sh puts it in the guest when it is built).
-[ -z "$loss_items" ] || MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
+# Upstream's perf, for the unpatched kernel's side of the loss items and
+# the workload's comparison of the defaults (guest.sh puts it in the guest
+# when it is built).
+if [ "$workload_iters" != 0 ] || [ -n "$loss_items" ]; then
+	MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/perf.sh"
+fi
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/guest.sh" --stage
 
 guest=$MMAP3_WORK/guest

@@ -433,6 +433,7 @@ class Report:
         body = []
         for mode, name in (("none", "no perf"), ("plain", "`perf record -a --no-buildid-mmap` (MMAP2, no build-ids)"),
                            ("buildid-mmap", "`perf record -a --buildid-mmap` (perf's default)"),
+                           ("upstream", "unpatched perf: `perf record -a --buildid-mmap` (its default)"),
                            ("mmap3", "`perf record -a --mmap3`")):
             r = select(runs, mode=mode)
             if not r:
@@ -455,12 +456,25 @@ class Report:
                 if mode == "mmap3":
                     self.count_target("right build-id, MMAP3, real workload (cold start)",
                                       right, known)
+                if mode == "buildid-mmap":
+                    self.count_target("right build-id, perf record's default, real workload "
+                                      "(cold start)", right, known)
             else:
                 row += [""] * 5
             body.append(row)
         self.table(["run", "boots", "wall s", "vs no perf, same boot", "sys s", "user s",
                     "lost (all boots)", "perf.data MB", "user samples / in its files",
                     "right build-id", "none / wrong"], body)
+        # The series' perf's default against the unpatched perf's, in the
+        # same boot: what each adds to the workload's wall time.
+        wall = {m: {r["boot"]: r["ns"] for r in select(runs, mode=m)}
+                for m in ("buildid-mmap", "upstream")}
+        ratios = [(wall["buildid-mmap"][b] - base[b]["ns"]) / (wall["upstream"][b] - base[b]["ns"])
+                  for b in wall["buildid-mmap"]
+                  if b in wall["upstream"] and b in base and wall["upstream"][b] > base[b]["ns"]]
+        if wall["upstream"]:
+            self.target("real workload: `perf record`'s default adds ≤ 1.00× the wall time "
+                        "the unpatched perf's default adds", ratios, 1.00)
         its = self.conf.get("WORKLOAD_ITERS", "?")
         self.w(f"`tests/bench/workload.sh {its}`: a build-like shell loop, {its} times `bw-cc` "
                "then `bw-as`, and `bw-ld` every 10 (2.1 execs of dynamic binaries per "
@@ -473,7 +487,9 @@ class Report:
                "(its mapping record's, else the build-id table perf record writes at the end) "
                "is the file's (`tests/bench/perfdata.c`); \"in its files\" counts the user "
                "samples in the workload's programs, libraries and loader. Samples and "
-               "lost events are summed over the boots.")
+               "lost events are summed over the boots. The unpatched perf (7.3's tools/perf "
+               "without the series) runs on the same kernel, with the module loaded: the "
+               "target compares what the two perfs' defaults add, boot by boot.")
         self.w()
 
     # -- where upstream's build-ids go missing or wrong (tests/bench/loss.sh)

@@ -94,7 +94,10 @@ if want workload; then
 	# from one exec to the next (the same guest instructions, half the
 	# host time).
 	echo 0 >/proc/sys/kernel/randomize_va_space
-	for mode in none plain buildid-mmap mmap3; do
+	# upstream: the unpatched perf (7.3's, without the series) in its
+	# default, on this kernel with the module, as the series' perf's
+	# default (buildid-mmap) is measured against it.
+	for mode in none plain buildid-mmap upstream mmap3; do
 		rmmod mmap3 && insmod /tests/mmap3.ko || fail=1
 		rm -f /tmp/perf.data
 		sync
@@ -102,6 +105,7 @@ if want workload; then
 		case $mode in
 		none) cmd="sh ./workload.sh $WORKLOAD_ITERS" ;;
 		plain) cmd="perf record -a --no-buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		upstream) cmd="perf-upstream record -a --buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		*) cmd="perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		esac
 		echo "# $(($(date +%s) - start)) s: workload $mode: $cmd"
