@@ -152,7 +152,8 @@ if [ -z "${MMAP3_FUZZ_SEEDS:-}" ]; then
 	cp "$tmp/dyn.debug" "$HOME/.debug/.build-id/${bid:0:2}/${bid:2}/debug"
 	run debuginfo-report "$asan" report -i "$tmp/dyn.data" --stdio --sort dso,sym
 	check "a deleted program, its debuginfo (.plt.got without contents) in perf's cache: perf report exits 0, nothing reported, the samples in its DSO" \
-		eval 'readelf -SW "$tmp/dyn.debug" | grep -q "\.plt\.got  *NOBITS" &&
+		eval 'readelf -SW "$tmp/dyn.debug" >"$tmp/dyn.sections" &&
+		      grep -q "\.plt\.got  *NOBITS" "$tmp/dyn.sections" &&
 		      [ "$(rc debuginfo-report)" = 0 ] && sane debuginfo-report &&
 		      grep -q "%  *dyn  *\[\.\] " "$tmp/debuginfo-report.out" ||
 		      { grep -m1 -A4 "ERROR: AddressSanitizer" "$tmp/debuginfo-report.out" | sed "s/^/#   /"; false; }'
