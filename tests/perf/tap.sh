@@ -41,11 +41,11 @@ perfs_setup() {
 
 # host_record WHAT COMMAND [FILE]: $perf record --buildid-mmap of sh -c
 # COMMAND on the host, into FILE (default $tmp/mmap2.data); skips the
-# whole test (exit 4) when the
-# host cannot record. perf and COMMAND run on one CPU, the first this
-# shell may use: COMMAND's records then come in one CPU's buffer, so the
-# file has them in the order they were made, which the mangling of
-# mmap3-perf-data.py (its first record of a file) relies on.
+# whole test (exit 4) when the host cannot record. perf and COMMAND run
+# on one CPU, the first this shell may use: COMMAND's records then come in
+# one CPU's buffer, so the file has them in the order they were made,
+# which the mangling of mmap3-perf-data.py (its first record of a file)
+# relies on.
 host_record() {
 	local cpu out=${3:-$tmp/mmap2.data}
 	cpu=$(taskset -cp $$ | sed 's/.*: *//; s/[-,].*//')
