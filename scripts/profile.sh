@@ -19,7 +19,10 @@
 # from boot to boot but for the allocators: an exact complement to
 # make bench, whose -icount times are instruction counts over whole loops.
 # PROF_AT=SUBSTRING adds, for the functions whose names hold it, the steps
-# at each of their addresses (tests/bench/trace.py). Installs gdb (apt-get)
+# at each of their addresses (tests/bench/trace.py). PROF_FN=FUNCTION steps
+# another function whose first argument is MAP_AT (ksys_mmap_pgoff: the
+# whole mmap() call; __vm_munmap: the munmap()); PROF_SMP=N boots the guest
+# on N CPUs (default 1; make bench's warm items run on 4). Installs gdb (apt-get)
 # when it is missing.
 . "$(dirname "$0")/lib.sh"
 
@@ -58,7 +61,7 @@ printf 'ITERS=%s\nRUNS="%s"\n' "$iters" "${labels[*]}" >"$guest/profile.conf"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 before=$(cat "$MMAP3_WORK/last-run" 2>/dev/null || true)
-MMAP3_SMP=1 MMAP3_QEMU_OPTS="-gdb tcp:127.0.0.1:$port" \
+MMAP3_SMP=${PROF_SMP:-1} MMAP3_QEMU_OPTS="-gdb tcp:127.0.0.1:$port" \
 	"$MMAP3_ROOT/tests/qemu/run.sh" profile.sh 1200 >"$MMAP3_WORK/profile-run.out" 2>&1 &
 qemu=$!
 # run.sh names its log directory before it boots.

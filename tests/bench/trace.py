@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # gdb -batch -x tests/bench/trace.py: the instruction profile of one
 # mapping per configuration (scripts/profile.sh). Attached to QEMU's
-# gdbstub, it stops at perf_event_mmap() for the mappings mmap3_bench makes
-# at MAP_AT, single-steps the HIT-th call of each run of the guest script
-# (tests/bench/profile.sh) to its return, and writes where the
+# gdbstub, it stops at perf_event_mmap() (or PROF_FN) for the mappings
+# mmap3_bench makes at MAP_AT, single-steps the HIT-th call of each run of
+# the guest script (tests/bench/profile.sh) to its return, and writes where the
 # instructions went: per function, self and inclusive (calls followed
 # through a shadow stack of return addresses), and who called memcpy and
 # memset. Symbols come from the guest's /proc/kallsyms, the module's again
@@ -35,6 +35,10 @@ MEM = ("memcpy", "memcpy_orig", "memset", "memset_orig")
 # PROF_AT=SUBSTRING: also count the steps at each address of the functions
 # whose names hold SUBSTRING (what to read with objdump beside them).
 AT = os.environ.get("PROF_AT", "")
+# PROF_FN: the function stepped: perf_event_mmap() (the default) for the VMA
+# at MAP_AT, or one whose first argument is MAP_AT (ksys_mmap_pgoff(): the
+# whole mmap() call; __vm_munmap(): the munmap()).
+FN = os.environ.get("PROF_FN", "perf_event_mmap")
 
 
 def guest_output(marker):
@@ -88,7 +92,7 @@ def report(out, run, trace, syms):
 
     own, incl, mem = collections.Counter(), collections.Counter(), collections.Counter()
     at = collections.Counter()
-    stack = [("perf_event_mmap", 0, 0)]
+    stack = [(FN, 0, 0)]
     for pc, sp, pushed in trace:
         while len(stack) > 1 and pc == stack[-1][1] and sp == stack[-1][2] + 8:
             stack.pop()
@@ -116,11 +120,14 @@ def report(out, run, trace, syms):
 
 text = guest_output("PROF-READY")
 kernel_syms = [s for s in symbols(text.splitlines()) if not s[1].endswith("[mmap3]")]
-target = next(a for a, n in kernel_syms if n == "perf_event_mmap")
+target = next(a for a, n in kernel_syms if n == FN)
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
 gdb.execute("target remote 127.0.0.1:%s" % os.environ["PROF_PORT"])
-gdb.execute("break *0x%x if *(unsigned long *)$rdi == 0x%x" % (target, MAP_AT))
+if FN == "perf_event_mmap":  # its argument is the VMA, whose first field is its start
+    gdb.execute("break *0x%x if *(unsigned long *)$rdi == 0x%x" % (target, MAP_AT))
+else:
+    gdb.execute("break *0x%x if $rdi == 0x%x" % (target, MAP_AT))
 inferior = gdb.selected_inferior()
 traces = {}
 for run in RUNS:
