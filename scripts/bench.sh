@@ -10,9 +10,10 @@
 #      loader and libraries (tests/bench/bw.c, libbw.c) and some sources;
 #      bench.manifest: the build-id of each of its files (readelf -n);
 #   3. boot, MMAP3_BENCH_BOOTS times in turn: the patched kernel on
-#      MMAP3_SMP CPUs (default 4) for the warm, tmpfs, exec, threads and
-#      cover items; the patched kernel on 1 CPU for the cold items (behind
-#      dm-delay) and the real workload under perf record; the unpatched
+#      MMAP3_SMP CPUs (default 4) for the warm, tmpfs, threads and cover
+#      items; the patched kernel on 1 CPU for exec (the other CPUs' work
+#      would land in its timed loop), the warm loop again, the cold items
+#      (behind dm-delay) and the real workload under perf record; the unpatched
 #      kernel on MMAP3_SMP CPUs for its warm and cover items. In the first
 #      MMAP3_BENCH_LOSS_BOOTS rounds (default 1), the 1-CPU boot of the
 #      patched kernel also runs the items where upstream's build-ids go
@@ -226,12 +227,12 @@ boot() {
 patched=()
 upstream=()
 for ((b = 1; b <= boots; b++)); do
-	items="cold"
-	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="cold workload"
+	items="warm1 exec cold"
+	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="$items workload"
 	loss=
 	[ "$b" -le "$loss_boots" ] && loss=$loss_items
 	t=$SECONDS
-	conf "$b" "warm tmpfs exec threads cover"
+	conf "$b" "warm tmpfs threads cover"
 	boot test "$smp" bench.sh
 	patched+=("$out")
 	conf "$b" "$items${loss:+ $loss}"

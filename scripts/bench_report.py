@@ -224,6 +224,18 @@ class Report:
         self.target("cache off (parsed from the page cache): MMAP3 adds ≤ 1.00× what "
                     "MMAP2+build_id adds", self.ratios(ts, "mmap3-nc", "mmap2bid"), 1.00)
         self.warm_ts = ts
+        one = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item="warm1")
+        if one and all("none" in t for t in one):
+            self.w("### 1b. The same loop on one CPU (no target)")
+            self.w()
+            self.added_table(one, ["none", "mmap2", "mmap2bid", "mmap3", "mmap3-nc"], "µs")
+            self.w("The loop of item 1 in the 1-CPU guest of the same boots. Its ratios differ "
+                   "from item 1's by more than either's range: per call, the loop's added time "
+                   "holds some hundreds of instructions beyond what the listener's own call "
+                   "adds (`make profile` with `PROF_FN=ksys_mmap_pgoff`), how many depending on "
+                   "the configuration and the number of CPUs. The targets are item 1's; "
+                   "tests/bench/NOTES.md has the instruction counts of the call on both.")
+            self.w()
 
     def tmpfs(self):
         self.w("## 2. The same on tmpfs: no module cache, parsed from the page cache every time")
@@ -274,6 +286,7 @@ class Report:
         ts = self.exec_item("exec", "## 3. fork+exec+wait of a static binary on ext2, "
                                     "system-wide event")
         self.w("`/slow/bin/tiny` (no libc: it exits at once) on the benchmark's ext2 disk; "
+               "in the 1-CPU guest (on more, the other CPUs' work lands in the timed loop); "
                "one event per CPU (pid -1), as `perf record -a`; the loop is pinned to CPU 0. "
                "Per exec the kernel maps the binary's segments and the vdso; only the "
                "executable ones are recorded.")
@@ -682,7 +695,8 @@ class Report:
         loss_u = sum(1 for rows, _ in self.u if not select(rows, item="warm")
                      and not select(rows, test="cover"))
         self.w(f"{boots} boots of the patched kernel (each: one guest on several CPUs, one on "
-               f"1 CPU for the slow-disk items), {len(self.u) - loss_u} of the unpatched one"
+               f"1 CPU for exec, the slow-disk items and the workload), "
+               f"{len(self.u) - loss_u} of the unpatched one"
                + (f" (and {loss_u} of it on 1 CPU for items 9–11)" if loss_u else "")
                + (f"; {self.retries} guest(s) stalled and were run again" if self.retries else "")
                + ". Values are the median over boots, with the range [min–max] across boots; "

@@ -60,6 +60,8 @@ cp $FILE /tmp/bid20.elf
 
 # warm: mmap+munmap of a file on ext2 (the module answers from its cache)
 want warm && step warm map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc $ref
+# warm1: the same loop in the 1-CPU guest (no target: tests/bench/NOTES.md)
+want warm1 && step warm1 map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3 mmap3-nc $ref
 # tmpfs: the same file on tmpfs (parsed from the page cache every time)
 want tmpfs && step tmpfs map /tmp/bid20.elf warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid mmap3
 # exec: fork+exec+wait of a static binary on ext2, then on tmpfs
