@@ -426,12 +426,10 @@ class Mutator:
         e, st, sid = self.e, self.sample_type(), self.sid_len()
         statuses = {}
         for p, off in self.status_payload():
-            if len(p) >= off + 8:
-                esize, nr = struct.unpack_from(e + "II", p, off)
-                for eo in range(off + 8, len(p) - 47, esize)[:nr] if esize >= 48 else []:
-                    start, = struct.unpack_from(e + "Q", p, eo + 8)
-                    pid, = struct.unpack_from(e + "I", p, eo + 40)
-                    statuses[start, pid] = p[eo + 46]
+            for eo in self.status_entries(p, off):
+                start, = struct.unpack_from(e + "Q", p, eo + 8)
+                pid, = struct.unpack_from(e + "I", p, eo + 40)
+                statuses[start, pid] = p[eo + 46]
         out = []
         for i in self.targets():
             rec = self.pd.records[i]
@@ -453,6 +451,15 @@ class Mutator:
                     struct.unpack_from(self.e + "Q", r, 8)[0] == HEADER_MMAP3_STATUS:
                 out.append((r, 16))
         return out
+
+    def status_entries(self, p, off):
+        """The offsets in p of the entries of the HEADER_MMAP3_STATUS payload
+        at p[off:], its first nr that lie whole in p (48 bytes each, the
+        entry_size apart)."""
+        if len(p) < off + 8:
+            return range(0)
+        esize, nr = struct.unpack_from(self.e + "II", p, off)
+        return range(off + 8, len(p) - 47, esize)[:nr] if esize >= 48 else range(0)
 
     def m_size_unaligned(self):
         i, rec = self.target()
@@ -510,12 +517,12 @@ class Mutator:
             self.what.append(f"record {i}: build_id_status {v}, build_id_size {rec[72]}")
             return
         p, off = self.r.choice(payloads)
-        esize, nr = struct.unpack_from(self.e + "II", p, off)
-        if not nr or esize < 48 or off + 8 + esize > len(p):
+        entries = self.status_entries(p, off)
+        if not entries:
             self.what.append("status: no entry")
             return
-        k = self.r.randrange(min(nr, (len(p) - off - 8) // esize))
-        eo = off + 8 + k * esize
+        k = self.r.randrange(len(entries))
+        eo = entries[k]
         p[eo + 46] = v
         if self.r.random() < 0.5:
             p[eo + 47] = self.r.choice([0, 20, 21, 255])
@@ -530,6 +537,7 @@ class Mutator:
             return self.m_feature()
         e = self.e
         esize, nr = struct.unpack_from(e + "II", p, off)
+        entries = self.status_entries(p, off)
         k = self.r.randrange(6)
         if k < 2 and esize == 48 and len(p) >= off + 8 + 48 * nr:
             # Larger entries, as a later perf may write them: each entry
@@ -547,11 +555,9 @@ class Mutator:
             v = self.r.choice([0, 1, max(nr - 1, 0), nr + 1, 0x7fffffff, 0xffffffff])
             struct.pack_into(e + "I", p, off + 4, v)
             self.what.append(f"status: nr {v}")
-        elif k == 4 and esize >= 48 and nr:
-            j = self.r.randrange(min(nr, max((len(p) - off - 8) // esize, 1)))
-            eo = off + 8 + j * esize
-            if eo + 48 > len(p):
-                return self.m_flip()
+        elif k == 4 and entries:
+            j = self.r.randrange(len(entries))
+            eo = entries[j]
             fld = self.r.choice(["key", "start", "pid", "status", "size", "misc"])
             if fld == "key":
                 v = self.r.choice([0, 2**64 - 1, j + 1000, max(j - 1, 0)])
