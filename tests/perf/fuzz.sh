@@ -136,7 +136,7 @@ if [ -e "$tmp/mmap2.data" ]; then
 		eval '[ "$nr_libc" -ge 2 ] && [ "$(cat "$tmp"/kernel-*.rc | sort -u)" = 0 ] &&
 		      sane kernel-script && sane kernel-report && sane kernel-dump &&
 		      grep -q "problem processing PERF_RECORD_MMAP3, skipping event" "$tmp/kernel-dump.out" ||
-		      { grep -m1 -A4 "ERROR: AddressSanitizer" "$tmp"/kernel-*.out | sed "s/^/#   /"; false; }'
+		      asan_report kernel-script kernel-report kernel-dump'
 fi
 
 # 1c. A deleted program whose debuginfo perf finds by build-id, in its
@@ -156,7 +156,7 @@ if [ -z "${MMAP3_FUZZ_SEEDS:-}" ]; then
 		      grep -q "\.plt\.got  *NOBITS" "$tmp/dyn.sections" &&
 		      [ "$(rc debuginfo-report)" = 0 ] && sane debuginfo-report &&
 		      grep -q "%  *dyn  *\[\.\] " "$tmp/debuginfo-report.out" ||
-		      { grep -m1 -A4 "ERROR: AddressSanitizer" "$tmp/debuginfo-report.out" | sed "s/^/#   /"; false; }'
+		      asan_report debuginfo-report'
 fi
 
 # 2. The mutants.

@@ -118,3 +118,13 @@ sane() {
 	[ "$r" != 99 ] && { [ "$r" -le 128 ] || [ "$r" -ge 160 ]; } &&
 		! grep -qE 'AddressSanitizer|runtime error|Segmentation fault|Aborted' "$tmp/$1.out"
 }
+
+# asan_report NAME...: the first ASan report in each $tmp/NAME.out, as
+# TAP comments; false, to end a check that failed.
+asan_report() {
+	local n
+	for n; do
+		grep -m1 -A4 "ERROR: AddressSanitizer" "$tmp/$n.out" | sed "s/^/#   $n: /" || true
+	done
+	false
+}
