@@ -695,7 +695,7 @@ class Report:
         loss_u = sum(1 for rows, _ in self.u if not select(rows, item="warm")
                      and not select(rows, test="cover"))
         self.w(f"{boots} boots of the patched kernel (each: one guest on several CPUs, one on "
-               f"1 CPU for exec, the slow-disk items and the workload), "
+               f"1 CPU for exec, item 1's loop again, the slow-disk items and the workload), "
                f"{len(self.u) - loss_u} of the unpatched one"
                + (f" (and {loss_u} of it on 1 CPU for items 9–11)" if loss_u else "")
                + (f"; {self.retries} guest(s) stalled and were run again" if self.retries else "")

@@ -98,7 +98,13 @@ if want workload; then
 	echo 0 >/proc/sys/kernel/randomize_va_space
 	# upstream: the unpatched perf (7.3's, without the series) in its
 	# default, on this kernel with the module, as the series' perf's
-	# default (buildid-mmap) is measured against it.
+	# default (buildid-mmap) is measured against it. Both run from paths
+	# of the same length: the path and argv[0] are on the new process's
+	# stack, and their length moves every buffer on perf's stack, which
+	# changes how many instructions its start takes (tests/bench/NOTES.md).
+	mkdir -p /tmp/perf-s /tmp/perf-u
+	ln -sf /tests/perf/perf /tmp/perf-s/perf
+	ln -sf /tests/perf/perf-upstream /tmp/perf-u/perf
 	for mode in none plain buildid-mmap upstream mmap3; do
 		rmmod mmap3 && insmod /tests/mmap3.ko || fail=1
 		rm -f /tmp/perf.data
@@ -106,9 +112,9 @@ if want workload; then
 		echo 3 >/proc/sys/vm/drop_caches
 		case $mode in
 		none) cmd="sh ./workload.sh $WORKLOAD_ITERS" ;;
-		plain) cmd="perf record -a --no-buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
-		upstream) cmd="perf-upstream record -a --buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
-		*) cmd="perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		plain) cmd="/tmp/perf-s/perf record -a --no-buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		upstream) cmd="/tmp/perf-u/perf record -a --buildid-mmap -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
+		*) cmd="/tmp/perf-s/perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		esac
 		echo "# $(($(date +%s) - start)) s: workload $mode: $cmd"
 		BENCH_TAG="kernel=$KERNEL boot=$BOOT item=workload mode=$mode" ./mmap3_bench run $cmd \
