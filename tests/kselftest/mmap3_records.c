@@ -11,7 +11,6 @@
 
 #include "mmap3_dm.h"
 #include "mmap3_util.h"
-#include <sched.h>
 
 #include "../kselftest_harness.h"
 #include "mmap3_test.h"
@@ -66,6 +65,25 @@ static int open_mmap2(int build_id, int mmap_data)
 	return sys_perf_event_open(&attr, 0, -1, -1, 0);
 }
 
+/*
+ * Opens an MMAP3 listener (@mmap_data) and an MMAP2 one (@build_id,
+ * @mmap_data) on this task, each with a ring of @pages pages (none when
+ * the test is skipped: no MMAP3 here).
+ */
+static void open_pair(struct __test_metadata *_metadata, struct ring *r3,
+		      struct ring *r2, int build_id, int mmap_data, int pages)
+{
+	int fd3, fd2;
+
+	fd3 = open_mmap3(_metadata, mmap_data, 0);
+	if (fd3 < 0)
+		return;
+	ASSERT_EQ(0, ring_map(r3, fd3, pages));
+	fd2 = open_mmap2(build_id, mmap_data);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, ring_map(r2, fd2, pages));
+}
+
 /* Checks the layout rules of DESIGN.md on one MMAP3 record. */
 static void check_layout(struct __test_metadata *_metadata,
 			 const struct mmap3_record *r)
@@ -117,16 +135,8 @@ FIXTURE(records) {
 
 FIXTURE_SETUP(records)
 {
-	int fd3, fd2;
-
 	memset(&self->s, 0, sizeof(self->s));
-	fd3 = open_mmap3(_metadata, 1, 0);
-	if (fd3 < 0)
-		return;
-	ASSERT_EQ(0, ring_map(&self->r3, fd3, 64));
-	fd2 = open_mmap2(0, 1);
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, ring_map(&self->r2, fd2, 64));
+	open_pair(_metadata, &self->r3, &self->r2, 0, 1, 64);
 }
 
 FIXTURE_TEARDOWN(records)
@@ -437,16 +447,8 @@ FIXTURE_VARIANT_ADD(cold, madv_pageout) { .file = "rewrite.new", .pageout = 1 };
 
 FIXTURE_SETUP(cold)
 {
-	int fd3, fd2;
-
 	memset(&self->s, 0, sizeof(self->s));
-	fd3 = open_mmap3(_metadata, 0, 0);
-	if (fd3 < 0)
-		return;
-	ASSERT_EQ(0, ring_map(&self->r3, fd3, 16));
-	fd2 = open_mmap2(1, 0);
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, ring_map(&self->r2, fd2, 16));
+	open_pair(_metadata, &self->r3, &self->r2, 1, 0, 16);
 }
 
 FIXTURE_TEARDOWN(cold)
@@ -836,15 +838,7 @@ FIXTURE(kinds) {
 
 FIXTURE_SETUP(kinds)
 {
-	int fd3, fd2;
-
-	fd3 = open_mmap3(_metadata, 1, 0);
-	if (fd3 < 0)
-		return;
-	ASSERT_EQ(0, ring_map(&self->r3, fd3, 64));
-	fd2 = open_mmap2(0, 1);
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, ring_map(&self->r2, fd2, 64));
+	open_pair(_metadata, &self->r3, &self->r2, 0, 1, 64);
 }
 
 FIXTURE_TEARDOWN(kinds)
