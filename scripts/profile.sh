@@ -19,10 +19,14 @@
 # from boot to boot but for the allocators: an exact complement to
 # make bench, whose -icount times are instruction counts over whole loops.
 # PROF_AT=SUBSTRING adds, for the functions whose names hold it, the steps
-# at each of their addresses (tests/bench/trace.py). PROF_FN=FUNCTION steps
-# another function whose first argument is MAP_AT (ksys_mmap_pgoff: the
-# whole mmap() call; __vm_munmap: the munmap()); PROF_SMP=N boots the guest
-# on N CPUs (default 1; make bench's warm items run on 4). Installs gdb (apt-get)
+# at each of their addresses (tests/bench/trace.py). PROF_FN=FUNCTION
+# steps another function: do_syscall_64 (the whole mmap() system call at
+# MAP_AT, exit work included), or one whose first argument is MAP_AT
+# (ksys_mmap_pgoff: the mmap() call; __vm_munmap: the munmap()).
+# PROF_SMP=N boots the guest on N CPUs (default 1; make bench's warm items
+# run on 4). PROF_CALLS=N steps N calls in a row and gives each one's
+# totals and their mean: whether the allocators' slow paths come now and
+# then or at every call depends on their state. Installs gdb (apt-get)
 # when it is missing.
 . "$(dirname "$0")/lib.sh"
 
@@ -55,14 +59,16 @@ guest=$MMAP3_WORK/guest
 "$MMAP3_ROOT/scripts/bench-build.sh" "$guest"
 cp "$MMAP3_ROOT/tests/bench/profile.sh" "$guest/profile.sh"
 # mmap3_bench's warm loop maps the file 16 times, then ITERS times timed:
-# the second timed mapping is stepped.
-iters=3
+# from the second timed mapping, PROF_CALLS of them (default 1) are stepped.
+calls=${PROF_CALLS:-1}
+[[ "$calls" =~ ^[1-9][0-9]*$ ]] || die "PROF_CALLS=$calls: a number of calls, 1 or more"
+iters=$((2 + calls))
 printf 'ITERS=%s\nRUNS="%s"\n' "$iters" "${labels[*]}" >"$guest/profile.conf"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 before=$(cat "$MMAP3_WORK/last-run" 2>/dev/null || true)
 MMAP3_SMP=${PROF_SMP:-1} MMAP3_QEMU_OPTS="-gdb tcp:127.0.0.1:$port" \
-	"$MMAP3_ROOT/tests/qemu/run.sh" profile.sh 1200 >"$MMAP3_WORK/profile-run.out" 2>&1 &
+	"$MMAP3_ROOT/tests/qemu/run.sh" profile.sh $((1200 * calls)) >"$MMAP3_WORK/profile-run.out" 2>&1 &
 qemu=$!
 # run.sh names its log directory before it boots.
 for _ in $(seq 100); do
@@ -75,7 +81,7 @@ mkdir -p "$MMAP3_CACHE/profile"
 out=$MMAP3_CACHE/profile/profile-$(date +%Y%m%d-%H%M%S).txt
 log "stepping through one mapping per run (${labels[*]}), about 10 s each"
 PROF_LOG=$logs/tests.log PROF_PORT=$port PROF_RUNS="${labels[*]}" PROF_HITS=$((16 + iters)) \
-	PROF_HIT=18 PROF_OUT=$out timeout 1200 gdb -batch -nx -x "$MMAP3_ROOT/tests/bench/trace.py" \
+	PROF_HIT=18 PROF_CALLS=$calls PROF_OUT=$out timeout $((1200 * calls)) gdb -batch -nx -x "$MMAP3_ROOT/tests/bench/trace.py" \
 	>"$MMAP3_WORK/profile-gdb.out" 2>&1 || {
 	kill "$qemu" 2>/dev/null || true
 	die "gdb failed: $MMAP3_WORK/profile-gdb.out"

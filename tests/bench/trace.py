@@ -36,9 +36,15 @@ MEM = ("memcpy", "memcpy_orig", "memset", "memset_orig")
 # whose names hold SUBSTRING (what to read with objdump beside them).
 AT = os.environ.get("PROF_AT", "")
 # PROF_FN: the function stepped: perf_event_mmap() (the default) for the VMA
-# at MAP_AT, or one whose first argument is MAP_AT (ksys_mmap_pgoff(): the
-# whole mmap() call; __vm_munmap(): the munmap()).
+# at MAP_AT, do_syscall_64() for the mmap() system call at MAP_AT (all of it
+# to the return to user space, task work included), or one whose first
+# argument is MAP_AT (ksys_mmap_pgoff(): the mmap() call without the entry
+# and exit work; __vm_munmap(): the munmap()).
 FN = os.environ.get("PROF_FN", "perf_event_mmap")
+# PROF_CALLS: how many calls in a row are stepped, from the HIT-th; the
+# first is reported in full, each with its totals, and their mean (what a
+# loop pays, the allocators' slow paths included).
+CALLS = int(os.environ.get("PROF_CALLS", "1"))
 
 
 def guest_output(marker):
@@ -83,12 +89,22 @@ def step_call(inferior, ret_sp):
     return trace
 
 
-def report(out, run, trace, syms):
+def symbolizer(syms):
+    """The (address, name) of the symbol that holds a pc."""
     addrs = [a for a, _ in syms]
 
     def sym(pc):
         i = bisect.bisect_right(addrs, pc) - 1
         return syms[i] if i >= 0 else (pc, hex(pc))
+    return sym
+
+
+def allocator_steps(trace, sym):
+    return sum(1 for pc, _, _ in trace if ALLOCATOR.search(sym(pc)[1]))
+
+
+def report(out, run, trace, syms):
+    sym = symbolizer(syms)
 
     own, incl, mem = collections.Counter(), collections.Counter(), collections.Counter()
     at = collections.Counter()
@@ -106,7 +122,7 @@ def report(out, run, trace, syms):
             incl[frame] += 1
         if len(stack) > 1 and stack[-1][0] in MEM:
             mem["%s <- %s" % (stack[-1][0], stack[-2][0])] += 1
-    alloc = sum(c for n, c in own.items() if ALLOCATOR.search(n))
+    alloc = allocator_steps(trace, sym)
     out.write("run %s: %d instructions, %d without the allocators\n" % (run, len(trace), len(trace) - alloc))
     for name, c in own.most_common():
         out.write("  %6d self %s\n" % (c, name))
@@ -126,6 +142,9 @@ gdb.execute("set confirm off")
 gdb.execute("target remote 127.0.0.1:%s" % os.environ["PROF_PORT"])
 if FN == "perf_event_mmap":  # its argument is the VMA, whose first field is its start
     gdb.execute("break *0x%x if *(unsigned long *)$rdi == 0x%x" % (target, MAP_AT))
+elif FN == "do_syscall_64":  # the mmap() system call (9), whose regs->di is MAP_AT
+    gdb.execute("break *0x%x if $rsi == 9 && *(unsigned long *)($rdi + 112) == 0x%x"
+                % (target, MAP_AT))
 else:
     gdb.execute("break *0x%x if $rdi == 0x%x" % (target, MAP_AT))
 inferior = gdb.selected_inferior()
@@ -133,9 +152,9 @@ traces = {}
 for run in RUNS:
     for hit in range(1, HITS + 1):
         gdb.execute("continue", to_string=True)
-        if hit == HIT:
+        if HIT <= hit < HIT + CALLS:
             sp = int(gdb.parse_and_eval("$rsp")) & (2**64 - 1)
-            traces[run] = step_call(inferior, sp)
+            traces.setdefault(run, []).append(step_call(inferior, sp))
 gdb.execute("delete")
 gdb.execute("detach")
 
@@ -144,4 +163,12 @@ with open(os.environ["PROF_OUT"], "w") as out:
     for run in RUNS:
         part = text.split("PROF-SYMS %s\n" % run, 1)[1].split("PROF-", 1)[0]
         syms = sorted(kernel_syms + symbols(part.splitlines(), module_only=True))
-        report(out, run, traces[run], syms)
+        report(out, run, traces[run][0], syms)
+        if CALLS > 1:
+            sym = symbolizer(syms)
+            totals = [(len(t), len(t) - allocator_steps(t, sym)) for t in traces[run]]
+            for k, (n, w) in enumerate(totals):
+                out.write("  call %d: %d instructions, %d without the allocators\n" % (HIT + k, n, w))
+            out.write("run %s: %d calls, mean %.0f instructions, %.0f without the allocators\n"
+                      % (run, CALLS, sum(n for n, _ in totals) / CALLS,
+                         sum(w for _, w in totals) / CALLS))
