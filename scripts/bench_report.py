@@ -230,11 +230,11 @@ class Report:
             self.w()
             self.added_table(one, ["none", "mmap2", "mmap2bid", "mmap3", "mmap3-nc"], "µs")
             self.w("The loop of item 1 in the 1-CPU guest of the same boots. Its ratios differ "
-                   "from item 1's by more than either's range: per call, the loop's added time "
-                   "holds some hundreds of instructions beyond what the listener's own call "
-                   "adds (`make profile` with `PROF_FN=ksys_mmap_pgoff`), how many depending on "
-                   "the configuration and the number of CPUs. The targets are item 1's; "
-                   "tests/bench/NOTES.md has the instruction counts of the call on both.")
+                   "from item 1's by more than either's range: the allocators' state, and with "
+                   "it their cost per call, follows the configuration and the number of CPUs "
+                   "(`make profile` with `PROF_FN=do_syscall_64 PROF_CALLS=10`). The targets "
+                   "are item 1's; tests/bench/NOTES.md has the instruction counts of the "
+                   "system call.")
             self.w()
 
     def tmpfs(self):

@@ -79,7 +79,7 @@ done
 [ -n "$logs" ] && [ "$logs" != "$before" ] || die "tests/qemu/run.sh did not start"
 mkdir -p "$MMAP3_CACHE/profile"
 out=$MMAP3_CACHE/profile/profile-$(date +%Y%m%d-%H%M%S).txt
-log "stepping through one mapping per run (${labels[*]}), about 10 s each"
+log "stepping through $calls mapping(s) per run (${labels[*]}), about 10 s each per call"
 PROF_LOG=$logs/tests.log PROF_PORT=$port PROF_RUNS="${labels[*]}" PROF_HITS=$((16 + iters)) \
 	PROF_HIT=18 PROF_CALLS=$calls PROF_OUT=$out timeout $((1200 * calls)) gdb -batch -nx -x "$MMAP3_ROOT/tests/bench/trace.py" \
 	>"$MMAP3_WORK/profile-gdb.out" 2>&1 || {

@@ -90,7 +90,6 @@ want cover && step cover cover /mnt warm mmap2bid mmap3 mmap3-nc
 # workload: a build-like shell loop of dynamic programs from the slow disk,
 # cold at the start, under perf record -a.
 if want workload; then
-	export PATH=/tests/perf:$PATH
 	./mmap3_bench disk delay "$WORKLOAD_DELAY" || fail=1
 	# No ASLR here: QEMU then reuses its translations of ld.so and libc
 	# from one exec to the next (the same guest instructions, half the
