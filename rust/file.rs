@@ -2,8 +2,9 @@
 
 //! Safe wrappers over the mapping and file the hook is given.
 
+use crate::buildid::{Bytes, FETCH_MAX};
 use crate::compat::{File, VmaRef};
-use core::{ffi::c_void, marker::PhantomData, ops::Deref, ptr::NonNull};
+use core::{ffi::c_void, marker::PhantomData, mem::MaybeUninit, ops::Deref, ptr::NonNull};
 use kernel::prelude::*;
 
 // `struct file` is passed as `void *`: bindgen renders some of its members
@@ -16,7 +17,7 @@ extern "C" {
     fn mmap3_sbs_init() -> core::ffi::c_int;
     fn mmap3_sbs_exit();
     fn mmap3_assert_no_mmap_lock();
-    fn mmap3_read(reader: *mut Reader, pos: i64, buf: *mut u8, len: usize) -> isize;
+    fn mmap3_fetch(reader: *mut Reader, pos: i64, len: usize, bytes: *mut *const u8) -> isize;
     fn mmap3_read_done(reader: *mut Reader);
     fn mmap3_serves_fuse() -> bool;
     static mmap3_identity_size: usize;
@@ -34,6 +35,8 @@ struct Reader {
     end: i64,
     size: i64,
     may_io: bool,
+    // Written by `mmap3_fetch()` before it is read.
+    buf: MaybeUninit<[u8; FETCH_MAX]>,
 }
 
 /// Reads a file through the page cache, as the kernel's own build-id
@@ -62,23 +65,92 @@ impl PageReader<'_> {
                 // Read at the first read.
                 size: -1,
                 may_io,
+                buf: MaybeUninit::uninit(),
             },
             _file: PhantomData,
         }
     }
 
-    /// Reads `buf.len()` bytes at `offset`; returns the bytes read, short at
+    /// Returns the `len` bytes (at most [`FETCH_MAX`]) at `offset`, fewer at
     /// the end of the file. Without I/O, `EAGAIN` when a page is not in the
     /// page cache.
-    pub(crate) fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    pub(crate) fn fetch(&mut self, offset: u64, len: usize) -> Result<Fetched<'_>> {
         let pos = i64::try_from(offset).map_err(|_| EINVAL)?;
+        let mut ptr = core::ptr::null();
         // SAFETY: `reader.file` is valid while the borrow of the file lasts
         // (`'a`), `reader.folio` is null or a reference the reader holds,
-        // `reader.addr` null or its page mapped;
-        // `buf` is valid for writes of `buf.len()` bytes; no `mmap_lock` is
-        // held with `may_io` (the constructor's contract).
-        let n = unsafe { mmap3_read(&mut self.reader, pos, buf.as_mut_ptr(), buf.len()) };
-        usize::try_from(n).map_err(|_| Error::from_errno(n as i32))
+        // `reader.addr` null or its page mapped; `ptr` is valid for a write;
+        // no `mmap_lock` is held with `may_io` (the constructor's contract).
+        let n = unsafe { mmap3_fetch(&mut self.reader, pos, len, &mut ptr) };
+        let count = usize::try_from(n).map_err(|_| Error::from_errno(n as i32))?;
+        Ok(Fetched {
+            ptr,
+            count,
+            _reader: PhantomData,
+        })
+    }
+}
+
+/// Bytes of a file that [`PageReader::fetch`] returned, in the page the
+/// reader keeps mapped or in its buffer: valid while the reader is borrowed,
+/// for the next fetch or the drop would unmap the page or overwrite the
+/// buffer. The page may be written meanwhile (`write()`, a shared mapping),
+/// so each byte is read with a volatile load, as `READ_ONCE()` reads.
+pub(crate) struct Fetched<'a> {
+    ptr: *const u8,
+    count: usize,
+    _reader: PhantomData<&'a mut Reader>,
+}
+
+impl Fetched<'_> {
+    /// A pointer to the `n` bytes at `off`, if they are all within.
+    #[inline(always)]
+    fn at(&self, off: usize, n: usize) -> Option<*const u8> {
+        if off.checked_add(n)? > self.count {
+            return None;
+        }
+        // SAFETY: `off + n <= count`, and `ptr` points at `count` bytes.
+        Some(unsafe { self.ptr.add(off) })
+    }
+}
+
+impl Bytes for Fetched<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    #[inline(always)]
+    fn load<const N: usize>(&self, off: usize) -> Option<[u8; N]> {
+        let p = self.at(off, N)?;
+        // A field at its natural alignment, as ELF lays them out: one load.
+        macro_rules! aligned {
+            ($t:ty) => {
+                if N == core::mem::size_of::<$t>() && p.align_offset(N) == 0 {
+                    // SAFETY: `p` points at `N` bytes within those fetched,
+                    // valid for reads while the reader is borrowed (`'a`,
+                    // see the type), aligned for `$t`, which is `N` bytes.
+                    let v = unsafe { p.cast::<$t>().read_volatile() };
+                    return v.to_ne_bytes().as_slice().try_into().ok();
+                }
+            };
+        }
+        aligned!(u16);
+        aligned!(u32);
+        aligned!(u64);
+        // SAFETY: As above; `[u8; N]` needs no alignment.
+        Some(unsafe { p.cast::<[u8; N]>().read_volatile() })
+    }
+
+    #[inline]
+    fn copy_to(&self, off: usize, dst: &mut [u8]) -> Option<()> {
+        let p = self.at(off, dst.len())?;
+        for (i, d) in dst.iter_mut().enumerate() {
+            // SAFETY: `p + i` is within the `dst.len()` bytes at `p`, which
+            // are within those fetched (as in `load`).
+            *d = unsafe { p.add(i).read_volatile() };
+        }
+        Some(())
     }
 }
 

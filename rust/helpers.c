@@ -392,28 +392,34 @@ static ssize_t mmap3_read_slow(struct mmap3_reader *r, loff_t pos, void *buf, si
 }
 
 /*
- * Read @len bytes at @pos of @r->file through its page cache, as the
- * kernel's own build-id reader (lib/buildid.c, its freader) reads: folio by
- * folio, keeping the last folio and the page of it mapped for the next read
- * (a parse reads the ELF header, the program headers and the notes, most
- * often all in the first page), so that no fsnotify event (no fanotify
- * permission event, no inotify IN_ACCESS), no atime update, no permission
- * check against current's credentials is involved, O_DIRECT does not apply,
- * and only the pages holding the bytes asked for are read from the disk (no
- * readahead). Without @r->may_io, only what is in the page cache is used:
- * -EAGAIN when a page is not there. Returns the bytes read, short at the end
- * of the file (its size at the first read); -EOPNOTSUPP for a file whose
- * data is not in the page cache (no ->read_folio, DAX). mmap3_read_done()
- * drops the folio kept.
+ * The @len bytes at @pos of @r->file, @len at most MMAP3_FETCH_MAX, read
+ * through its page cache as the kernel's own build-id reader (lib/buildid.c,
+ * its freader) reads: folio by folio, keeping the last folio and the page of
+ * it mapped for the next fetch (a parse reads the ELF header, the program
+ * headers and the notes, most often all in the first page), so that no
+ * fsnotify event (no fanotify permission event, no inotify IN_ACCESS), no
+ * atime update, no permission check against current's credentials is
+ * involved, O_DIRECT does not apply, and only the pages holding the bytes
+ * asked for are read from the disk (no readahead). *@bytes points at them,
+ * in the mapped page when it holds them all (most fetches), else in
+ * @r->buf, until the next fetch or mmap3_read_done(); they may change under
+ * the reader (write(), a shared mapping) when they are in place: load each
+ * once. Without @r->may_io, only what is in the page cache is used: -EAGAIN
+ * when a page is not there. Returns how many bytes, short at the end of the
+ * file (its size at the first fetch); -EOPNOTSUPP for a file whose data is
+ * not in the page cache (no ->read_folio, DAX). mmap3_read_done() drops the
+ * folio kept.
  */
-ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len)
+ssize_t mmap3_fetch(struct mmap3_reader *r, loff_t pos, size_t len, const void **bytes)
 {
-	/* Most reads of a parse: within the page mapped. */
 	if (likely(pos >= r->start && pos <= r->end && len <= r->end - pos && r->addr)) {
-		memcpy(buf, r->addr + (pos - r->start), len);
+		*bytes = r->addr + (pos - r->start);
 		return len;
 	}
-	return mmap3_read_slow(r, pos, buf, len);
+	if (len > sizeof(r->buf))
+		return -EINVAL;
+	*bytes = r->buf;
+	return mmap3_read_slow(r, pos, r->buf, len);
 }
 
 static int mmap3_is_fuse_dev(const void *unused, struct file *file, unsigned int fd)

@@ -31,6 +31,9 @@ struct mmap3_identity {
 	bool private;
 };
 
+/* The most bytes one mmap3_fetch() returns: src/buildid.rs's FETCH_MAX. */
+#define MMAP3_FETCH_MAX 64
+
 /*
  * A read of a file through its page cache, folio by folio, that keeps the
  * last folio it used, and the page of it it mapped, for the next read;
@@ -44,6 +47,7 @@ struct mmap3_reader {
 	loff_t start, end;	/* which bytes of the file @addr holds */
 	loff_t size;		/* the file's size at the first read, or -1 */
 	bool may_io;		/* read what is missing (may sleep) */
+	u8 buf[MMAP3_FETCH_MAX];	/* bytes that are not in one page */
 };
 
 extern const size_t mmap3_identity_size;
@@ -58,7 +62,7 @@ u64 mmap3_sb_find(struct file *file);
 u64 mmap3_sb_register(struct file *file);
 int mmap3_sbs_init(void);
 void mmap3_sbs_exit(void);
-ssize_t mmap3_read(struct mmap3_reader *r, loff_t pos, void *buf, size_t len);
+ssize_t mmap3_fetch(struct mmap3_reader *r, loff_t pos, size_t len, const void **bytes);
 void mmap3_read_done(struct mmap3_reader *r);
 bool mmap3_serves_fuse(void);
 int mmap3_stats_alloc(void);

@@ -59,10 +59,10 @@
 //!
 //! The work done for any input is bounded: at most [`MAX_PHDRS`] program
 //! headers and [`MAX_NOTES`] note headers are read, and at most
-//! [`MAX_BYTES_READ`] bytes are requested from the [`Reader`] in total. Every
-//! buffer is on the stack and smaller than 512 bytes.
-//!
-//! Every field is copied once into a local buffer before it is used (the
+//! [`MAX_BYTES_READ`] bytes are requested from the [`Reader`] in total, at
+//! most [`FETCH_MAX`] at a time. Nothing is copied but the build-id: the
+//! [`Reader`] hands out the bytes where they are ([`Bytes`]), and the parser
+//! loads each field it needs once, into a local, before it uses it (the
 //! counterpart of `READ_ONCE()` in `lib/buildid.c`): a file that changes
 //! while it is read can yield a wrong answer, never an unsafe walk.
 
@@ -99,10 +99,6 @@ const PHDR32_SIZE: usize = 32;
 /// The size of an ELF64 program header.
 const PHDR64_SIZE: usize = 56;
 
-/// The size of the buffer program headers are read into, in chunks: 8 ELF64
-/// or 14 ELF32 headers.
-const PHDR_BUF: usize = 448;
-
 /// The size of a note header (`n_namesz`, `n_descsz`, `n_type`).
 const NHDR_SIZE: usize = 12;
 
@@ -132,27 +128,72 @@ const GNU_NAME: [u8; 4] = *b"GNU\0";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadError;
 
+/// The most bytes the parser asks for in one [`Reader::fetch`]: an ELF64
+/// header.
+pub const FETCH_MAX: usize = EHDR_READ;
+
+/// Some bytes of a file, read where they are.
+///
+/// They may be memory that another task writes meanwhile (the page cache of
+/// a file being written): an implementation reads each byte it is asked for
+/// once per call, as `READ_ONCE()` does, and the parser loads each field once
+/// before it uses it.
+pub trait Bytes {
+    /// Returns the number of bytes.
+    fn count(&self) -> usize;
+
+    /// Returns the `N` bytes at `off`, or `None` if they are not all within
+    /// [`Bytes::count`].
+    fn load<const N: usize>(&self, off: usize) -> Option<[u8; N]>;
+
+    /// Copies the bytes at `off` into `dst`, or returns `None` if they are
+    /// not all within [`Bytes::count`].
+    fn copy_to(&self, off: usize, dst: &mut [u8]) -> Option<()>;
+}
+
+/// Bytes held in memory that nothing else writes.
+impl Bytes for &[u8] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn load<const N: usize>(&self, off: usize) -> Option<[u8; N]> {
+        self.get(off..off.checked_add(N)?)?.try_into().ok()
+    }
+
+    #[inline]
+    fn copy_to(&self, off: usize, dst: &mut [u8]) -> Option<()> {
+        dst.copy_from_slice(self.get(off..off.checked_add(dst.len())?)?);
+        Some(())
+    }
+}
+
 /// Random access to the bytes of a file.
 pub trait Reader {
-    /// Reads into `buf` the bytes of the file from `offset` on.
-    ///
-    /// Returns the number of bytes read, which is `buf.len()` unless the end
-    /// of the file comes first (then it is fewer, possibly 0). A result
-    /// larger than `buf.len()` is treated as [`Error::Io`].
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError>;
+    /// What [`Reader::fetch`] returns: the bytes in place, or a copy the
+    /// reader keeps, valid until the next call.
+    type Bytes<'a>: Bytes
+    where
+        Self: 'a;
+
+    /// Returns the `len` bytes of the file from `offset` on, `len` being at
+    /// most [`FETCH_MAX`]; fewer (possibly none) when the end of the file
+    /// comes first. More than `len` bytes are treated as [`Error::Io`].
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<Self::Bytes<'_>, ReadError>;
 }
 
 /// A file held in memory.
 impl Reader for [u8] {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError> {
+    type Bytes<'a> = &'a [u8];
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
         let src = usize::try_from(offset)
             .ok()
             .and_then(|off| self.get(off..))
             .unwrap_or(&[]);
-        for (d, s) in buf.iter_mut().zip(src) {
-            *d = *s;
-        }
-        Ok(buf.len().min(src.len()))
+        Ok(src.get(..len).unwrap_or(src))
     }
 }
 
@@ -235,27 +276,27 @@ enum Endian {
 }
 
 impl Endian {
-    #[inline]
-    fn u16(self, buf: &[u8], off: usize) -> Option<u16> {
-        let b: [u8; 2] = buf.get(off..off.checked_add(2)?)?.try_into().ok()?;
+    #[inline(always)]
+    fn u16(self, b: &impl Bytes, off: usize) -> Option<u16> {
+        let b = b.load::<2>(off)?;
         Some(match self {
             Endian::Little => u16::from_le_bytes(b),
             Endian::Big => u16::from_be_bytes(b),
         })
     }
 
-    #[inline]
-    fn u32(self, buf: &[u8], off: usize) -> Option<u32> {
-        let b: [u8; 4] = buf.get(off..off.checked_add(4)?)?.try_into().ok()?;
+    #[inline(always)]
+    fn u32(self, b: &impl Bytes, off: usize) -> Option<u32> {
+        let b = b.load::<4>(off)?;
         Some(match self {
             Endian::Little => u32::from_le_bytes(b),
             Endian::Big => u32::from_be_bytes(b),
         })
     }
 
-    #[inline]
-    fn u64(self, buf: &[u8], off: usize) -> Option<u64> {
-        let b: [u8; 8] = buf.get(off..off.checked_add(8)?)?.try_into().ok()?;
+    #[inline(always)]
+    fn u64(self, b: &impl Bytes, off: usize) -> Option<u64> {
+        let b = b.load::<8>(off)?;
         Some(match self {
             Endian::Little => u64::from_le_bytes(b),
             Endian::Big => u64::from_be_bytes(b),
@@ -263,11 +304,30 @@ impl Endian {
     }
 }
 
+/// What the parser needs of the ELF header.
+struct Header {
+    endian: Endian,
+    /// `e_phoff`.
+    phoff: u64,
+    /// `e_phnum`.
+    phnum: u16,
+    /// The size of a program header of the file's class.
+    entsize: usize,
+}
+
 /// A `PT_NOTE` program header.
 struct NoteSegment {
     offset: u64,
     size: u64,
     align: u64,
+}
+
+/// A note header and the first 4 bytes of its name.
+struct NoteHeader {
+    namesz: u32,
+    descsz: u32,
+    ntype: u32,
+    name: Option<[u8; 4]>,
 }
 
 /// The search state.
@@ -280,10 +340,12 @@ struct Parser<'a, R: Reader + ?Sized> {
 }
 
 impl<R: Reader + ?Sized> Parser<'_, R> {
-    /// Reads at `offset` into `buf`; returns the number of bytes read.
-    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, Error> {
-        match self.r.read_at(offset, buf) {
-            Ok(n) if n <= buf.len() => Ok(n),
+    /// Returns the bytes at `offset`: `len` of them, fewer at the end of the
+    /// file.
+    #[inline]
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<R::Bytes<'_>, Error> {
+        match self.r.fetch(offset, len) {
+            Ok(b) if b.count() <= len => Ok(b),
             _ => Err(Error::Io),
         }
     }
@@ -294,50 +356,59 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
         Ok(None)
     }
 
-    /// Returns the build-id, `None` if there is none, or a final error.
-    fn run(&mut self) -> Result<Option<BuildId>, Error> {
-        let mut ehdr = [0u8; EHDR_READ];
-        let n = self.read(0, &mut ehdr)?;
-        if n < 4 || ehdr.get(..4) != Some(b"\x7fELF".as_slice()) {
+    /// Reads the ELF header.
+    fn header(&mut self) -> Result<Header, Error> {
+        let b = self.fetch(0, EHDR_READ)?;
+        if b.load::<4>(0) != Some(*b"\x7fELF") {
             return Err(Error::NotElf);
         }
-        let e = match ehdr.get(5) {
-            Some(1) => Endian::Little,
-            Some(2) => Endian::Big,
+        let endian = match b.load::<1>(5) {
+            Some([1]) => Endian::Little,
+            Some([2]) => Endian::Big,
             _ => return Err(Error::Malformed),
         };
+        let e = endian;
         // (header size, e_phoff, e_phentsize, e_phnum, program header size)
-        let (ehsize, phoff, phentsize, phnum, entsize) = match ehdr.get(4) {
-            Some(1) => (
+        let (ehsize, phoff, phentsize, phnum, entsize) = match b.load::<1>(4) {
+            Some([1]) => (
                 52,
-                e.u32(&ehdr, 28).map(u64::from),
-                e.u16(&ehdr, 42),
-                e.u16(&ehdr, 44),
+                e.u32(&b, 28).map(u64::from),
+                e.u16(&b, 42),
+                e.u16(&b, 44),
                 PHDR32_SIZE,
             ),
-            Some(2) => (
-                64,
-                e.u64(&ehdr, 32),
-                e.u16(&ehdr, 54),
-                e.u16(&ehdr, 56),
-                PHDR64_SIZE,
-            ),
+            Some([2]) => (64, e.u64(&b, 32), e.u16(&b, 54), e.u16(&b, 56), PHDR64_SIZE),
             _ => return Err(Error::Malformed),
         };
         let (Some(phoff), Some(phentsize), Some(phnum)) = (phoff, phentsize, phnum) else {
             return Err(Error::Malformed);
         };
-        if n < ehsize {
+        if b.count() < ehsize || (phnum != 0 && usize::from(phentsize) != entsize) {
             return Err(Error::Malformed);
         }
+        Ok(Header {
+            endian,
+            phoff,
+            phnum,
+            entsize,
+        })
+    }
+
+    /// Returns the build-id, `None` if there is none, or a final error.
+    fn run(&mut self) -> Result<Option<BuildId>, Error> {
+        let Header {
+            endian: e,
+            phoff,
+            phnum,
+            entsize,
+        } = self.header()?;
         if phnum == 0 {
             return Ok(None);
         }
-        if usize::from(phentsize) != entsize {
-            return Err(Error::Malformed);
-        }
         // The whole table must be addressable, even the part not read.
-        let entsize64 = u64::from(phentsize);
+        let Ok(entsize64) = u64::try_from(entsize) else {
+            return Err(Error::Malformed);
+        };
         if u64::from(phnum)
             .checked_mul(entsize64)
             .and_then(|len| phoff.checked_add(len))
@@ -350,37 +421,26 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
             self.malformed = true;
         }
 
-        let per_chunk = PHDR_BUF.checked_div(entsize).unwrap_or(1);
-        let mut buf = [0u8; PHDR_BUF];
-        let mut done = 0usize;
+        // One program header at a time, as lib/buildid.c reads them: most
+        // are in the page the ELF header is in, and read in place.
         let mut offset = phoff;
-        while done < count {
-            let want_n = per_chunk.min(count.saturating_sub(done));
-            let want = want_n.saturating_mul(entsize);
-            let Some(chunk) = buf.get_mut(..want) else {
-                return Err(Error::Malformed);
+        for _ in 0..count {
+            let phdr = {
+                let b = self.fetch(offset, entsize)?;
+                parse_phdr(e, entsize, &b)
             };
-            let got = self.read(offset, chunk)?;
-            let got_n = got.checked_div(entsize).unwrap_or(0);
-            for i in 0..got_n {
-                let Some(seg) = parse_phdr(e, entsize, &buf, i.saturating_mul(entsize)) else {
-                    return Err(Error::Malformed);
-                };
-                if let Some(seg) = seg {
+            match phdr {
+                // The table is cut short by the end of the file.
+                None => return self.damaged(),
+                Some(None) => {}
+                Some(Some(seg)) => {
                     if let Some(id) = self.scan(e, seg)? {
                         return Ok(Some(id));
                     }
                 }
             }
-            if got < want {
-                // The table is cut short by the end of the file.
-                return self.damaged();
-            }
-            done = done.saturating_add(want_n);
-            let Some(next) = u64::try_from(want).ok().and_then(|w| offset.checked_add(w)) else {
-                return Err(Error::Malformed);
-            };
-            offset = next;
+            // Within the table, which is addressable (checked above).
+            offset = offset.saturating_add(entsize64);
         }
         Ok(None)
     }
@@ -410,24 +470,31 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
                 return self.damaged();
             };
             let want = usize::try_from(remaining).map_or(NOTE_READ, |r| r.min(NOTE_READ));
-            let mut buf = [0u8; NOTE_READ];
-            let Some(note) = buf.get_mut(..want) else {
-                return self.damaged();
+            let note = {
+                let b = self.fetch(at, want)?;
+                if b.count() < want {
+                    None
+                } else {
+                    match (e.u32(&b, 0), e.u32(&b, 4), e.u32(&b, 8)) {
+                        (Some(namesz), Some(descsz), Some(ntype)) => Some(NoteHeader {
+                            namesz,
+                            descsz,
+                            ntype,
+                            name: b.load::<4>(NHDR_SIZE),
+                        }),
+                        _ => None,
+                    }
+                }
             };
-            if self.read(at, note)? < want {
-                return self.damaged();
-            }
-            let (Some(namesz), Some(descsz), Some(ntype)) =
-                (e.u32(&buf, 0), e.u32(&buf, 4), e.u32(&buf, 8))
-            else {
+            let Some(note) = note else {
                 return self.damaged();
             };
             // Offsets from the note's start, as binutils computes them.
             let desc_off = (NHDR_SIZE_U64)
-                .checked_add(u64::from(namesz))
+                .checked_add(u64::from(note.namesz))
                 .and_then(|x| x.checked_next_multiple_of(align));
             let next = desc_off
-                .and_then(|x| x.checked_add(u64::from(descsz)))
+                .and_then(|x| x.checked_add(u64::from(note.descsz)))
                 .and_then(|x| x.checked_next_multiple_of(align));
             let (Some(desc_off), Some(next)) = (desc_off, next) else {
                 return self.damaged();
@@ -436,8 +503,8 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
                 return self.damaged();
             }
 
-            if ntype == NT_GNU_BUILD_ID && namesz == 4 && buf.get(NHDR_SIZE..) == Some(&GNU_NAME) {
-                let len = usize::try_from(descsz).unwrap_or(usize::MAX);
+            if note.ntype == NT_GNU_BUILD_ID && note.namesz == 4 && note.name == Some(GNU_NAME) {
+                let len = usize::try_from(note.descsz).unwrap_or(usize::MAX);
                 if len == 0 || len > BUILD_ID_SIZE_MAX {
                     // Keep looking: a later note may be a valid build-id.
                     self.malformed = true;
@@ -446,13 +513,14 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
                         len: u8::try_from(len).unwrap_or(0),
                         bytes: [0; BUILD_ID_SIZE_MAX],
                     };
-                    let Some(dst) = id.bytes.get_mut(..len) else {
-                        return self.damaged();
-                    };
                     let Some(at) = at.checked_add(desc_off) else {
                         return self.damaged();
                     };
-                    if self.read(at, dst)? < len {
+                    let copied = match id.bytes.get_mut(..len) {
+                        Some(dst) => self.fetch(at, len)?.copy_to(0, dst),
+                        None => None,
+                    };
+                    if copied.is_none() {
                         return self.damaged();
                     }
                     return Ok(Some(id));
@@ -464,24 +532,27 @@ impl<R: Reader + ?Sized> Parser<'_, R> {
     }
 }
 
-/// Parses the program header at `off` in `buf`: `None` if `buf` is too short,
+/// Parses the program header `b`: `None` if it is shorter than `entsize`,
 /// `Some(None)` if it is not a note segment.
-fn parse_phdr(e: Endian, entsize: usize, buf: &[u8], off: usize) -> Option<Option<NoteSegment>> {
-    let field = |rel: usize| off.checked_add(rel);
-    if e.u32(buf, off)? != PT_NOTE {
+#[inline]
+fn parse_phdr(e: Endian, entsize: usize, b: &impl Bytes) -> Option<Option<NoteSegment>> {
+    if b.count() < entsize {
+        return None;
+    }
+    if e.u32(b, 0)? != PT_NOTE {
         return Some(None);
     }
     let seg = if entsize == PHDR32_SIZE {
         NoteSegment {
-            offset: u64::from(e.u32(buf, field(4)?)?),
-            size: u64::from(e.u32(buf, field(16)?)?),
-            align: u64::from(e.u32(buf, field(28)?)?),
+            offset: u64::from(e.u32(b, 4)?),
+            size: u64::from(e.u32(b, 16)?),
+            align: u64::from(e.u32(b, 28)?),
         }
     } else {
         NoteSegment {
-            offset: e.u64(buf, field(8)?)?,
-            size: e.u64(buf, field(32)?)?,
-            align: e.u64(buf, field(48)?)?,
+            offset: e.u64(b, 8)?,
+            size: e.u64(b, 32)?,
+            align: e.u64(b, 48)?,
         }
     };
     Some(Some(seg))

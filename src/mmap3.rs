@@ -27,7 +27,7 @@ mod provider;
 mod stats;
 
 use compat::{File, InPlaceModule, VmaRef};
-use file::{FileExt as _, Identity, PageReader, Superblocks, UnlockedFile, VmaFile as _};
+use file::{Fetched, FileExt as _, Identity, PageReader, Superblocks, UnlockedFile, VmaFile as _};
 use provider::{BuildIdOut, Defer, Registration, Status};
 use stats::Stat;
 
@@ -308,8 +308,13 @@ struct FileReader<'a> {
 }
 
 impl buildid::Reader for FileReader<'_> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, buildid::ReadError> {
-        self.reader.read_at(offset, buf).map_err(|e| {
+    type Bytes<'b>
+        = Fetched<'b>
+    where
+        Self: 'b;
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<Fetched<'_>, buildid::ReadError> {
+        self.reader.fetch(offset, len).map_err(|e| {
             self.error.get_or_insert(e);
             buildid::ReadError
         })

@@ -7,7 +7,8 @@ mod common;
 
 use common::{fresh_id, parse_bytes, Image, Phdr, PT_LOAD, PT_NOTE};
 use mmap3_buildid::{
-    find_build_id, BuildId, Error, ReadError, Reader, BUILD_ID_SIZE_MAX, MAX_NOTES, MAX_PHDRS,
+    find_build_id, BuildId, Error, ReadError, Reader, BUILD_ID_SIZE_MAX, FETCH_MAX, MAX_NOTES,
+    MAX_PHDRS,
 };
 
 const NOTES_AT: u64 = 0x200;
@@ -558,7 +559,8 @@ fn build_id_cut_by_end_of_file() {
     }
 }
 
-/// A reader that fails after `ok` successful calls.
+/// A reader that fails after `ok` successful calls: an error, or more bytes
+/// than asked for.
 struct Failing<'a> {
     bytes: &'a [u8],
     ok: usize,
@@ -566,17 +568,24 @@ struct Failing<'a> {
 }
 
 impl Reader for Failing<'_> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError> {
+    type Bytes<'b>
+        = &'b [u8]
+    where
+        Self: 'b;
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let src = self.bytes.get(start..).unwrap_or(&[]);
         if self.ok == 0 {
+            static LONG: [u8; FETCH_MAX + 1] = [0; FETCH_MAX + 1];
             return if self.overlong {
-                Ok(buf.len() + 1)
+                Ok(&LONG[..len + 1])
             } else {
                 Err(ReadError)
             };
         }
         self.ok -= 1;
-        let mut copy = self.bytes.to_vec();
-        copy.as_mut_slice().read_at(offset, buf)
+        Ok(src.get(..len).unwrap_or(src))
     }
 }
 
@@ -590,8 +599,9 @@ fn io_errors() {
         4,
         &[i.note(4, b"GNU\0", 1, &[0; 16]), i.build_id_note(4, &id)],
     );
-    // ehdr, phdrs, note, note, desc: a failure at any step is an I/O error.
-    for ok in 0..5 {
+    // ehdr, phdr, phdr, note, note, desc: a failure at any step is an I/O
+    // error.
+    for ok in 0..6 {
         for overlong in [false, true] {
             let mut r = Failing {
                 bytes: &img.bytes,
@@ -603,7 +613,7 @@ fn io_errors() {
     }
     let mut r = Failing {
         bytes: &img.bytes,
-        ok: 5,
+        ok: 6,
         overlong: false,
     };
     assert_eq!(find_build_id(&mut r).map(|b| b.as_bytes().to_vec()), Ok(id));

@@ -242,6 +242,32 @@ def main():
         die("farnote.elf: readelf -n does not find the moved note")
     add("farnote.elf", far_id, "FOUND")
 
+    # Fields that cross a page boundary, which a reader cannot read in place
+    # from one page: the note header, the build-id, and a program-header
+    # table at an odd offset (no field aligned).
+    edge = (len(base) // 4096 + 2) * 4096
+    for name, at in (("straddle-note.elf", edge - 8),
+                     ("straddle-desc.elf", edge - 24)):
+        new_id = os.urandom(20)
+        data = move_note_to_end(base, new_id, at=at)
+        if build_id_note(data)[1] != at:
+            die(f"{name}: the note is not at {at}")
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+        if readelf_build_id(os.path.join(out, name)) != new_id:
+            die(f"{name}: readelf -n does not find the moved note")
+        add(name, new_id, "FOUND")
+    phoff, = struct.unpack_from("<Q", base, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", base, 0x36)
+    table = base[phoff:phoff + phentsize * phnum]
+    data = bytearray(base) + b"\0" * (edge - 21 - len(base)) + table
+    struct.pack_into("<Q", data, 0x20, edge - 21)               # e_phoff
+    with open(os.path.join(out, "straddle-phdr.elf"), "wb") as f:
+        f.write(data)
+    if build_id_note(bytes(data))[0] != edge - 21 + (build_id_note(base)[0] - phoff):
+        die("straddle-phdr.elf: the program headers did not move")
+    add("straddle-phdr.elf", readelf_build_id(bid20), "FOUND")
+
     with open(os.path.join(out, "notelf.txt"), "w") as f:
         f.write("This is not an ELF file.\n" * 200)
     add("notelf.txt", None, "NOT_ELF")

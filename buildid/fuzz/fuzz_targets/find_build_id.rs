@@ -7,7 +7,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mmap3_buildid::{find_build_id, ReadError, Reader, BUILD_ID_SIZE_MAX, MAX_BYTES_READ};
+use mmap3_buildid::{
+    find_build_id, ReadError, Reader, BUILD_ID_SIZE_MAX, FETCH_MAX, MAX_BYTES_READ,
+};
 
 /// Reads from the input, counting the bytes requested.
 struct Counting<'a> {
@@ -16,24 +18,25 @@ struct Counting<'a> {
 }
 
 impl Reader for Counting<'_> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError> {
-        self.requested += buf.len();
+    type Bytes<'b>
+        = &'b [u8]
+    where
+        Self: 'b;
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
+        assert!(len <= FETCH_MAX, "fetch of more than FETCH_MAX bytes");
+        self.requested += len;
         assert!(self.requested <= MAX_BYTES_READ, "byte cap exceeded");
         let src = usize::try_from(offset)
             .ok()
             .and_then(|o| self.data.get(o..))
             .unwrap_or(&[]);
-        let n = src.len().min(buf.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        Ok(n)
+        Ok(src.get(..len).unwrap_or(src))
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut r = Counting {
-        data,
-        requested: 0,
-    };
+    let mut r = Counting { data, requested: 0 };
     let result = find_build_id(&mut r);
     assert!(r.requested <= MAX_BYTES_READ);
     if let Ok(id) = &result {

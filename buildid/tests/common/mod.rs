@@ -6,7 +6,7 @@
 
 #![allow(dead_code)] // Each test binary uses a different part.
 
-use mmap3_buildid::{find_build_id, BuildId, Error, ReadError, Reader, MAX_BYTES_READ};
+use mmap3_buildid::{find_build_id, BuildId, Error, ReadError, Reader, FETCH_MAX, MAX_BYTES_READ};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::FileExt;
@@ -18,11 +18,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A reader over a file or a byte slice that counts what is asked of it.
 pub struct Counting<S> {
     pub src: S,
-    /// Bytes requested (the sum of `buf.len()` over all calls).
+    /// Bytes requested (the sum of `len` over all calls).
     pub requested: usize,
     /// Bytes actually returned.
     pub returned: usize,
     pub calls: usize,
+    /// What the last fetch from a file read.
+    buf: Vec<u8>,
 }
 
 impl<S> Counting<S> {
@@ -32,38 +34,55 @@ impl<S> Counting<S> {
             requested: 0,
             returned: 0,
             calls: 0,
+            buf: Vec::new(),
         }
+    }
+
+    fn count(&mut self, len: usize, returned: usize) {
+        assert!(
+            len <= FETCH_MAX,
+            "fetch of {len} bytes, more than {FETCH_MAX}"
+        );
+        self.calls += 1;
+        self.requested += len;
+        self.returned += returned;
     }
 }
 
 impl Reader for Counting<File> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError> {
-        self.calls += 1;
-        self.requested += buf.len();
+    type Bytes<'a> = &'a [u8];
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
+        self.buf.resize(len, 0);
         let mut done = 0;
-        while done < buf.len() {
-            match self.src.read_at(&mut buf[done..], offset + done as u64) {
+        while done < len {
+            match self
+                .src
+                .read_at(&mut self.buf[done..], offset + done as u64)
+            {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return Err(ReadError),
             }
         }
-        self.returned += done;
-        Ok(done)
+        self.count(len, done);
+        Ok(&self.buf[..done])
     }
 }
 
 impl Reader for Counting<&[u8]> {
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, ReadError> {
-        self.calls += 1;
-        self.requested += buf.len();
+    type Bytes<'a>
+        = &'a [u8]
+    where
+        Self: 'a;
+
+    fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
         let start = usize::try_from(offset).unwrap_or(usize::MAX);
         let src = self.src.get(start..).unwrap_or(&[]);
-        let n = buf.len().min(src.len());
-        buf[..n].copy_from_slice(&src[..n]);
-        self.returned += n;
-        Ok(n)
+        let n = len.min(src.len());
+        self.count(len, n);
+        Ok(&src[..n])
     }
 }
 
