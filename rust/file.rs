@@ -34,9 +34,9 @@ struct Reader {
     start: i64,
     end: i64,
     size: i64,
-    may_io: bool,
-    // Written by `mmap3_fetch()` before it is read.
+    // Written by `mmap3_fetch()` before it is read; 8-aligned, as `size`.
     buf: MaybeUninit<[u8; FETCH_MAX]>,
+    may_io: bool,
 }
 
 /// Reads a file through the page cache, as the kernel's own build-id
@@ -64,8 +64,8 @@ impl PageReader<'_> {
                 end: 0,
                 // Read at the first read.
                 size: -1,
-                may_io,
                 buf: MaybeUninit::uninit(),
+                may_io,
             },
             _file: PhantomData,
         }
@@ -144,11 +144,18 @@ impl Bytes for Fetched<'_> {
 
     #[inline]
     fn copy_to(&self, off: usize, dst: &mut [u8]) -> Option<()> {
-        let p = self.at(off, dst.len())?;
-        for (i, d) in dst.iter_mut().enumerate() {
-            // SAFETY: `p + i` is within the `dst.len()` bytes at `p`, which
-            // are within those fetched (as in `load`).
-            *d = unsafe { p.add(i).read_volatile() };
+        self.at(off, dst.len())?;
+        // Four bytes at a time (a note's descriptor is 4-aligned), then the
+        // rest; all within, checked above.
+        let mut words = dst.chunks_exact_mut(4);
+        let mut at = off;
+        for w in &mut words {
+            w.copy_from_slice(&self.load::<4>(at)?);
+            at += 4;
+        }
+        for d in words.into_remainder() {
+            *d = self.load::<1>(at)?[0];
+            at += 1;
         }
         Some(())
     }

@@ -46,8 +46,8 @@ struct mmap3_reader {
 	const void *addr;	/* a page of @folio, mapped (kmap_local) */
 	loff_t start, end;	/* which bytes of the file @addr holds */
 	loff_t size;		/* the file's size at the first read, or -1 */
+	u8 buf[MMAP3_FETCH_MAX];	/* bytes that are not in the page mapped */
 	bool may_io;		/* read what is missing (may sleep) */
-	u8 buf[MMAP3_FETCH_MAX];	/* bytes that are not in one page */
 };
 
 extern const size_t mmap3_identity_size;
