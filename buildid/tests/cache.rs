@@ -275,10 +275,7 @@ fn version_invalidation() {
     // Another file of the same inode number (other superblock or generation) is
     // another key.
     for other in [
-        Key {
-            sb: k.sb + 1,
-            ..k
-        },
+        Key { sb: k.sb + 1, ..k },
         Key {
             generation: k.generation + 1,
             ..k
@@ -415,7 +412,11 @@ fn model_run(seed: u64, sets: usize, nkeys: usize, ops: usize, out: &mut Outcome
         let version = if rng.chance(80) {
             current[i]
         } else {
-            [i as u64 + 1000 * rng.below(3) as u64, 100 + rng.below(2) as u64, 0]
+            [
+                i as u64 + 1000 * rng.below(3) as u64,
+                100 + rng.below(2) as u64,
+                0,
+            ]
         };
         match rng.below(100) {
             0..=44 => {
