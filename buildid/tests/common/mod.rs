@@ -78,12 +78,20 @@ impl Reader for Counting<&[u8]> {
         Self: 'a;
 
     fn fetch(&mut self, offset: u64, len: usize) -> Result<&[u8], ReadError> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        let src = self.src.get(start..).unwrap_or(&[]);
-        let n = len.min(src.len());
-        self.count(len, n);
-        Ok(&src[..n])
+        let got = bytes_at(self.src, offset, len);
+        self.count(len, got.len());
+        Ok(got)
     }
+}
+
+/// The `len` bytes of `bytes` at `offset`, fewer at its end: what a
+/// [`Reader`] over `bytes` fetches.
+pub fn bytes_at(bytes: &[u8], offset: u64, len: usize) -> &[u8] {
+    let src = usize::try_from(offset)
+        .ok()
+        .and_then(|o| bytes.get(o..))
+        .unwrap_or(&[]);
+    &src[..len.min(src.len())]
 }
 
 /// The outcome of parsing one file, with the byte counts.
