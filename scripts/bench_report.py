@@ -443,6 +443,14 @@ class Report:
             self.w()
             return
         base = {r["boot"]: r for r in select(runs, mode="none")}
+
+        def per_boot(rows, key):
+            """A boot's value: the mean over its runs (the two defaults run twice)."""
+            boots = {}
+            for x in rows:
+                boots.setdefault(x["boot"], []).append(x[key])
+            return {b: statistics.mean(v) for b, v in boots.items()}
+
         body = []
         for mode, name in (("none", "no perf"), ("plain", "`perf record -a --no-buildid-mmap` (MMAP2, no build-ids)"),
                            ("buildid-mmap", "`perf record -a --buildid-mmap` (perf's default)"),
@@ -451,12 +459,12 @@ class Report:
             r = select(runs, mode=mode)
             if not r:
                 continue
-            over = [(x["ns"] - base[x["boot"]]["ns"]) / base[x["boot"]]["ns"] * 100
-                    for x in r if x["boot"] in base]
-            row = [name, str(len(r)), spread([x["ns"] / 1e9 for x in r], "{:.2f}"),
+            ns = per_boot(r, "ns")
+            over = [(v - base[b]["ns"]) / base[b]["ns"] * 100 for b, v in ns.items() if b in base]
+            row = [name, str(len(ns)), spread([v / 1e9 for v in ns.values()], "{:.2f}"),
                    "" if mode == "none" else spread(over, "{:+.1f}%"),
-                   spread([x["sys_us"] / 1e6 for x in r], "{:.2f}"),
-                   spread([x["user_us"] / 1e6 for x in r], "{:.2f}")]
+                   spread([v / 1e6 for v in per_boot(r, "sys_us").values()], "{:.2f}"),
+                   spread([v / 1e6 for v in per_boot(r, "user_us").values()], "{:.2f}")]
             d = select(data, mode=mode)
             if d:
                 known = sum(x["known"] for x in d)
@@ -479,9 +487,9 @@ class Report:
                     "lost (all boots)", "perf.data MB", "user samples / in its files",
                     "right build-id", "none / wrong"], body)
         # The series' perf's default against the unpatched perf's, in the
-        # same boot: what each adds to the workload's wall time.
-        wall = {m: {r["boot"]: r["ns"] for r in select(runs, mode=m)}
-                for m in ("buildid-mmap", "upstream")}
+        # same boot: what each adds to the workload's wall time (the mean of
+        # its two runs, ABBA).
+        wall = {m: per_boot(select(runs, mode=m), "ns") for m in ("buildid-mmap", "upstream")}
         ratios = [(wall["buildid-mmap"][b] - base[b]["ns"]) / (wall["upstream"][b] - base[b]["ns"])
                   for b in wall["buildid-mmap"]
                   if b in wall["upstream"] and b in base and wall["upstream"][b] > base[b]["ns"]]
@@ -502,7 +510,12 @@ class Report:
                "samples in the workload's programs, libraries and loader. Samples and "
                "lost events are summed over the boots. The unpatched perf (7.3's tools/perf "
                "without the series) runs on the same kernel, with the module loaded: the "
-               "target compares what the two perfs' defaults add, boot by boot.")
+               "target compares what the two perfs' defaults add, boot by boot. Those two "
+               "run twice in each boot, in the order ABBA (the series', the unpatched, the "
+               "unpatched, the series'): a boot's wall, sys and user for them are the mean of "
+               "its two runs, their samples summed over both. Every run of boot N has an "
+               "environment N × 400 bytes larger, so that the boots do not share one stack "
+               "layout (tests/bench/NOTES.md).")
         self.w()
 
     # -- where upstream's build-ids go missing or wrong (tests/bench/loss.sh)
