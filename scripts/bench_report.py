@@ -444,12 +444,24 @@ class Report:
             return
         base = {r["boot"]: r for r in select(runs, mode="none")}
 
-        def per_boot(rows, key):
-            """A boot's value: the mean over its runs (the two defaults run twice)."""
+        def per_boot(rows, value):
+            """{boot: mean of value(run) over the boot's runs} (the two defaults run twice)."""
             boots = {}
             for x in rows:
-                boots.setdefault(x["boot"], []).append(x[key])
+                boots.setdefault(x["boot"], []).append(value(x))
             return {b: statistics.mean(v) for b, v in boots.items()}
+
+        def over_none(mode, value):
+            """{boot: what mode adds to value(run) over no perf in the same boot}."""
+            none = per_boot(select(runs, mode="none"), value)
+            return {b: v - none[b] for b, v in per_boot(select(runs, mode=mode), value).items()
+                    if b in none}
+
+        def ns(x):
+            return x["ns"]
+
+        def cpu_us(x):
+            return x["user_us"] + x["sys_us"]
 
         body = []
         for mode, name in (("none", "no perf"), ("plain", "`perf record -a --no-buildid-mmap` (MMAP2, no build-ids)"),
@@ -459,12 +471,12 @@ class Report:
             r = select(runs, mode=mode)
             if not r:
                 continue
-            ns = per_boot(r, "ns")
-            over = [(v - base[b]["ns"]) / base[b]["ns"] * 100 for b, v in ns.items() if b in base]
-            row = [name, str(len(ns)), spread([v / 1e9 for v in ns.values()], "{:.2f}"),
+            wall = per_boot(r, ns)
+            over = [v / base[b]["ns"] * 100 for b, v in over_none(mode, ns).items()]
+            row = [name, str(len(wall)), spread([v / 1e9 for v in wall.values()], "{:.2f}"),
                    "" if mode == "none" else spread(over, "{:+.1f}%"),
-                   spread([v / 1e6 for v in per_boot(r, "sys_us").values()], "{:.2f}"),
-                   spread([v / 1e6 for v in per_boot(r, "user_us").values()], "{:.2f}")]
+                   spread([v / 1e6 for v in per_boot(r, lambda x: x["sys_us"]).values()], "{:.2f}"),
+                   spread([v / 1e6 for v in per_boot(r, lambda x: x["user_us"]).values()], "{:.2f}")]
             d = select(data, mode=mode)
             if d:
                 known = sum(x["known"] for x in d)
@@ -487,29 +499,26 @@ class Report:
                     "lost (all boots)", "perf.data MB", "user samples / in its files",
                     "right build-id", "none / wrong"], body)
         # The series' perf's default against the unpatched perf's, in the
-        # same boot: what each adds to the workload's wall time (the mean of
-        # its two runs, ABBA).
-        wall = {m: per_boot(select(runs, mode=m), "ns") for m in ("buildid-mmap", "upstream")}
-        ratios = [(wall["buildid-mmap"][b] - base[b]["ns"]) / (wall["upstream"][b] - base[b]["ns"])
-                  for b in wall["buildid-mmap"]
-                  if b in wall["upstream"] and b in base and wall["upstream"][b] > base[b]["ns"]]
-        if wall["upstream"]:
+        # same boot: what each adds (the mean of its two runs, ABBA) to the
+        # wall time, and to the CPU time: user + sys of perf and the
+        # workload is exact (tick accounting scales the two to the tasks'
+        # runtime, which -icount counts in instructions), where wall also
+        # holds the idle time spent waiting for the slow disk.
+        def defaults(value):
+            """[(the series' default adds, the unpatched one's)] per boot."""
+            s, u = over_none("buildid-mmap", value), over_none("upstream", value)
+            return [(s[b], u[b]) for b in s if b in u]
+
+        wall, cpu = defaults(ns), defaults(cpu_us)
+        if select(runs, mode="upstream"):
+            ratios = [s / u for s, u in wall if u > 0]
             self.target("real workload: `perf record`'s default adds ≤ 1.00× the wall time "
                         "the unpatched perf's default adds", ratios, 1.00)
-            # The same for CPU time: user + sys of perf and the workload is
-            # exact (tick accounting scales both to the task's runtime, which
-            # -icount counts in instructions), where wall also holds the idle
-            # time spent waiting for the slow disk.
-            cpu = {m: {b: u + per_boot(select(runs, mode=m), "sys_us")[b]
-                       for b, u in per_boot(select(runs, mode=m), "user_us").items()}
-                   for m in ("none", "buildid-mmap", "upstream")}
-            added = [(cpu["buildid-mmap"][b] - cpu["none"][b], cpu["upstream"][b] - cpu["none"][b])
-                     for b in cpu["buildid-mmap"] if b in cpu["upstream"] and b in cpu["none"]]
             self.w("The series' default ÷ the unpatched perf's default, what each adds over no "
                    "perf, boot by boot (no target): wall "
                    f"{spread(ratios)}; CPU time (user + sys of perf and the workload) "
-                   f"{spread([s / u for s, u in added if u > 0])}, "
-                   f"{spread([(s - u) / 1e3 for s, u in added], '{:+.2f}')} ms.")
+                   f"{spread([s / u for s, u in cpu if u > 0])}, "
+                   f"{spread([(s - u) / 1e3 for s, u in cpu], '{:+.2f}')} ms.")
             self.w()
         its = self.conf.get("WORKLOAD_ITERS", "?")
         self.w(f"`tests/bench/workload.sh {its}`: a build-like shell loop, {its} times `bw-cc` "
@@ -520,8 +529,9 @@ class Report:
                "timers). Wall is the guest time of the whole `perf record` (startup, the "
                "workload, the build-id pass at the end); sys and user are its and its "
                "children's, split between them by the ticks (4 ms) but exact in sum (the "
-               "tasks' runtime: under `-icount`, instructions). A sample is right when the build-id perf gives it "
-               "(its mapping record's, else the build-id table perf record writes at the end) "
+               "tasks' runtime: under `-icount`, instructions). A sample is right when the "
+               "build-id perf gives it (its mapping record's, else the build-id table perf "
+               "record writes at the end) "
                "is the file's (`tests/bench/perfdata.c`); \"in its files\" counts the user "
                "samples in the workload's programs, libraries and loader. Samples and "
                "lost events are summed over the boots. The unpatched perf (7.3's tools/perf "
