@@ -442,8 +442,6 @@ class Report:
             self.w("not run (MMAP3_BENCH_WORKLOAD_ITERS=0)")
             self.w()
             return
-        base = {r["boot"]: r for r in select(runs, mode="none")}
-
         def per_boot(rows, value):
             """{boot: mean of value(run) over the boot's runs} (the two defaults run twice)."""
             boots = {}
@@ -463,6 +461,8 @@ class Report:
         def cpu_us(x):
             return x["user_us"] + x["sys_us"]
 
+        none_wall = per_boot(select(runs, mode="none"), ns)
+
         body = []
         for mode, name in (("none", "no perf"), ("plain", "`perf record -a --no-buildid-mmap` (MMAP2, no build-ids)"),
                            ("buildid-mmap", "`perf record -a --buildid-mmap` (perf's default)"),
@@ -472,7 +472,7 @@ class Report:
             if not r:
                 continue
             wall = per_boot(r, ns)
-            over = [v / base[b]["ns"] * 100 for b, v in over_none(mode, ns).items()]
+            over = [v / none_wall[b] * 100 for b, v in over_none(mode, ns).items()]
             row = [name, str(len(wall)), spread([v / 1e9 for v in wall.values()], "{:.2f}"),
                    "" if mode == "none" else spread(over, "{:+.1f}%"),
                    spread([v / 1e6 for v in per_boot(r, lambda x: x["sys_us"]).values()], "{:.2f}"),

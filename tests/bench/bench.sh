@@ -130,13 +130,12 @@ if want workload; then
 		*) cmd="/tmp/perf-s/perf record -a --$mode -e cpu-clock -c 2000000 -o /tmp/perf.data -- sh ./workload.sh $WORKLOAD_ITERS" ;;
 		esac
 		echo "# $(($(date +%s) - start)) s: workload $mode: $cmd"
-		BENCH_TAG="kernel=$KERNEL boot=$BOOT item=workload mode=$mode run=$round" ./mmap3_bench run $cmd \
-			>/tmp/workload.out 2>&1 || fail=1
+		tag="kernel=$KERNEL boot=$BOOT item=workload mode=$mode run=$round"
+		BENCH_TAG=$tag ./mmap3_bench run $cmd >/tmp/workload.out 2>&1 || fail=1
 		grep '^bench ' /tmp/workload.out
 		grep -v '^bench ' /tmp/workload.out | grep -i 'perf record\|lost\|warn\|error' | sed 's/^/# /'
 		[ "$mode" = none ] && continue
-		BENCH_TAG="kernel=$KERNEL boot=$BOOT item=workload mode=$mode run=$round" \
-			./perfdata /tmp/perf.data /tests/bench.manifest || fail=1
+		BENCH_TAG=$tag ./perfdata /tmp/perf.data /tests/bench.manifest || fail=1
 	done
 	unset MMAP3_BENCH_LAYOUT
 	echo 2 >/proc/sys/kernel/randomize_va_space
