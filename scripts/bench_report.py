@@ -111,7 +111,8 @@ class Report:
         ok = [v <= goal if le else v >= goal for v in values]
         verdict = "met" if all(ok) else "**missed**" if not any(ok) else "tie"
         self.targets.append([what, spread(values, fmt), verdict,
-                             f"{'≤' if le else '≥'} {goal:.2f}; {sum(ok)} of {len(ok)} boots meet it"])
+                             f"{'≤' if le else '≥'} {f'{goal:.3f}'.rstrip('0').ljust(4, '0')}; "
+                             f"{sum(ok)} of {len(ok)} boots meet it"])
 
     def callgrind(self, path):
         """The cache hit's instructions, from buildid/callgrind-hit.sh's line."""
@@ -512,12 +513,20 @@ class Report:
         wall, cpu = defaults(ns), defaults(cpu_us)
         if select(runs, mode="upstream"):
             ratios = [s / u for s, u in wall if u > 0]
-            self.target("real workload: `perf record`'s default adds ≤ 1.00× the wall time "
-                        "the unpatched perf's default adds", ratios, 1.00)
+            cpu_ratios = [s / u for s, u in cpu if u > 0]
+            # Issue 38: the wall time keeps 0.5% for what this bench cannot
+            # attribute (tests/bench/NOTES.md: the per-record type checks
+            # and layout, 1-2 ms of disk waits in 5.4 s); the CPU time,
+            # which -icount counts exactly, none.
+            self.target("real workload: `perf record`'s default adds ≤ 1.005× the wall time "
+                        "the unpatched perf's default adds", ratios, 1.005)
+            self.target("real workload: `perf record`'s default adds ≤ 1.00× the CPU time "
+                        "(user + sys of perf and the workload) the unpatched perf's default "
+                        "adds", cpu_ratios, 1.00)
             self.w("The series' default ÷ the unpatched perf's default, what each adds over no "
-                   "perf, boot by boot (no target): wall "
+                   "perf, boot by boot: wall "
                    f"{spread(ratios)}; CPU time (user + sys of perf and the workload) "
-                   f"{spread([s / u for s, u in cpu if u > 0])}, "
+                   f"{spread(cpu_ratios)}, "
                    f"{spread([(s - u) / 1e3 for s, u in cpu], '{:+.2f}')} ms.")
             self.w()
         its = self.conf.get("WORKLOAD_ITERS", "?")
