@@ -289,6 +289,25 @@ convert_upstream() {
 	return $rc
 }
 
+# The command of the recordings from the cold disk, and its binaries (on
+# the ext2 disk at /mnt; their build-ids in fixtures/MANIFEST, which
+# readelf -n gave on the host).
+cold_work='/mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf; /mnt/busybox true'
+cold_bins="ld-linux-x86-64.so.2 dynamic.elf libc.so.6 busybox"
+# cold_record OUT PERF [OPTION...]: PERF record OPTION... of cold_work, the
+# page cache dropped first, into OUT (a pipe's stream when OUT ends in
+# .pipe); its messages in OUT.log, shown when it fails.
+cold_record() {
+	local out=$1 rp=$2
+	shift 2
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	case $out in
+	*.pipe) "$rp" record "$@" -e task-clock -o - -- sh -c "$cold_work" >"$out" 2>"$out.log" ;;
+	*) "$rp" record "$@" -e task-clock -o "$out" -- sh -c "$cold_work" >"$out.log" 2>&1 ;;
+	esac || { sed 's/^/# /' "$out.log"; return 1; }
+}
+
 # samply_reader: samply's perf.data parser (tests/perf/samply-reader),
 # which knows MMAP2 and not MMAP3, on recordings of four binaries mapped
 # from the cold ext2 disk (/mnt: ld.so, dynamic.elf, libc, busybox; their
@@ -303,16 +322,8 @@ samply_reader() {
 	rm -rf "$d"
 	mkdir -p "$d/home"
 	export HOME=$d/home
-	bins="ld-linux-x86-64.so.2 dynamic.elf libc.so.6 busybox"
-	for how in mmap3 default; do
-		opt=
-		[ $how = mmap3 ] && opt=--mmap3
-		sync
-		echo 3 >/proc/sys/vm/drop_caches
-		perf record $opt -e task-clock -o "$d/$how.data" -- sh -c \
-			'/mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf; /mnt/busybox true' \
-			>"$d/record.out" 2>&1 || { sed 's/^/# /' "$d/record.out"; return 1; }
-	done
+	cold_record "$d/mmap3.data" perf --mmap3 || return 1
+	cold_record "$d/default.data" perf || return 1
 	perf inject --convert-mmap3 -i "$d/mmap3.data" -o "$d/converted.data" || return 1
 	rc=0
 	for how in mmap3 converted default; do
@@ -322,7 +333,7 @@ samply_reader() {
 			"$(awk '$1 == "record" && $2 == 23 {n = $3} END {print n + 0}' "$d/$how.txt") MMAP3 (type 23, unknown to it)"
 	done
 	grep -q '^record 23 ' "$d/converted.txt" && { echo "# MMAP3 records left after the conversion"; rc=1; }
-	for f in $bins; do
+	for f in $cold_bins; do
 		want=$(awk -v f="$f" '$1 == f {print $2}' /tests/fixtures/MANIFEST)
 		for how in converted default; do
 			got=$(awk -v p="/mnt/$f" '$1 == "mmap2" && $6 == p {print $5}' "$d/$how.txt" | sort -u | tr '\n' ' ')
@@ -367,17 +378,9 @@ inject_options() {
 	rm -rf "$d"
 	mkdir -p "$d/home"
 	export HOME=$d/home
-	bins="ld-linux-x86-64.so.2 dynamic.elf libc.so.6 busybox"
-	work='/mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf; /mnt/busybox true'
-	for how in mmap3 pipe default; do
-		sync
-		echo 3 >/proc/sys/vm/drop_caches
-		case $how in
-		mmap3) perf record --mmap3 -e task-clock -o "$d/mmap3.data" -- sh -c "$work" ;;
-		pipe) perf record --mmap3 -e task-clock -o - -- sh -c "$work" >"$d/pipe.data" ;;
-		default) perf-upstream record -e task-clock -o "$d/default.data" -- sh -c "$work" ;;
-		esac >"$d/record.out" 2>&1 || { sed 's/^/# /' "$d/record.out"; return 1; }
-	done
+	cold_record "$d/mmap3.data" perf --mmap3 || return 1
+	cold_record "$d/mmap3.pipe" perf --mmap3 || return 1
+	cold_record "$d/default.data" perf-upstream || return 1
 	rc=0
 	echo "$inject_table" | while read -r name in out opt; do
 		[ -n "$name" ] || continue
@@ -387,7 +390,7 @@ inject_options() {
 		[ "$out" = file ] && set -- "$@" -o "$d/$name.out.data"
 		[ "$out" = pipe ] && set -- "$@" -o -
 		# A pipe in: perf record's pipe output, through a pipe.
-		cat "$d/pipe.data" | "$@" >"$d/$name.stdout" 2>"$d/$name.err"
+		cat "$d/mmap3.pipe" | "$@" >"$d/$name.stdout" 2>"$d/$name.err"
 		got=$?
 		[ "$out" = pipe ] && mv "$d/$name.stdout" "$d/$name.out.data"
 		# Upstream's perf inject on the MMAP2 recording, as a file.
@@ -399,7 +402,7 @@ inject_options() {
 		[ "$got" = "$want" ] || bad="exit $got, upstream's $want"
 		# Every DSO of the records, "<build-id or -> <status> <path>".
 		perf buildid-list --with-status -i "$d/$name.out.data" >"$d/$name.ids" 2>/dev/null
-		for f in $bins; do
+		for f in $cold_bins; do
 			id=$(awk -v f="$f" '$1 == f {print $2}' /tests/fixtures/MANIFEST)
 			ids=$(awk -v p="/mnt/$f" '$3 == p && $1 != "-" {print $1}' "$d/$name.ids" | sort -u | tr '\n' ' ')
 			for g in $ids; do
