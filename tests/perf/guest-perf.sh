@@ -249,10 +249,7 @@ default_record() {
 # those of the perf test (inject_mmap3.sh).
 convert_upstream() {
 	command -v perf-upstream >/dev/null || { echo "# no perf-upstream"; return 1; }
-	d=/tmp/convert
-	rm -rf "$d"
-	mkdir -p "$d/home"
-	export HOME=$d/home
+	scratch /tmp/convert
 	perf record --mmap3 -e task-clock -o "$d/in.data" -- /tests/perf/alpha 0.3 \
 		>"$d/record.out" 2>&1 || { sed 's/^/# /' "$d/record.out"; return 1; }
 	perf inject --convert-mmap3 -i "$d/in.data" -o "$d/file.data" &&
@@ -294,6 +291,13 @@ convert_upstream() {
 # readelf -n gave on the host).
 cold_work='/mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf; /mnt/busybox true'
 cold_bins="ld-linux-x86-64.so.2 dynamic.elf libc.so.6 busybox"
+# scratch DIR: DIR emptied, $d, holding $HOME (perf's build-id cache).
+scratch() {
+	d=$1
+	rm -rf "$d"
+	mkdir -p "$d/home"
+	export HOME=$d/home
+}
 # cold_record OUT PERF [OPTION...]: PERF record OPTION... of cold_work, the
 # page cache dropped first, into OUT (a pipe's stream when OUT ends in
 # .pipe); its messages in OUT.log, shown when it fails.
@@ -318,10 +322,7 @@ cold_record() {
 # build-id (upstream's no-fault parse gives none for a file not in the page
 # cache; shown, not failed).
 samply_reader() {
-	d=/tmp/samply
-	rm -rf "$d"
-	mkdir -p "$d/home"
-	export HOME=$d/home
+	scratch /tmp/samply
 	cold_record "$d/mmap3.data" perf --mmap3 || return 1
 	cold_record "$d/default.data" perf || return 1
 	perf inject --convert-mmap3 -i "$d/mmap3.data" -o "$d/converted.data" || return 1
@@ -374,10 +375,7 @@ convert-pipe-pipe	pipe	pipe	--convert-mmap3
 B-file	file	file	-B
 '
 inject_options() {
-	d=/tmp/inject
-	rm -rf "$d"
-	mkdir -p "$d/home"
-	export HOME=$d/home
+	scratch /tmp/inject
 	cold_record "$d/mmap3.data" perf --mmap3 || return 1
 	cold_record "$d/mmap3.pipe" perf --mmap3 || return 1
 	cold_record "$d/default.data" perf-upstream || return 1
