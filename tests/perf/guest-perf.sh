@@ -291,6 +291,8 @@ convert_upstream() {
 # readelf -n gave on the host).
 cold_work='/mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf; /mnt/busybox true'
 cold_bins="ld-linux-x86-64.so.2 dynamic.elf libc.so.6 busybox"
+# cold_id BIN: BIN's build-id, as readelf -n gave it (fixtures/MANIFEST).
+cold_id() { awk -v f="$1" '$1 == f {print $2}' /tests/fixtures/MANIFEST; }
 # scratch DIR: DIR emptied, $d, holding $HOME (perf's build-id cache).
 scratch() {
 	d=$1
@@ -335,7 +337,7 @@ samply_reader() {
 	done
 	grep -q '^record 23 ' "$d/converted.txt" && { echo "# MMAP3 records left after the conversion"; rc=1; }
 	for f in $cold_bins; do
-		want=$(awk -v f="$f" '$1 == f {print $2}' /tests/fixtures/MANIFEST)
+		want=$(cold_id "$f")
 		for how in converted default; do
 			got=$(awk -v p="/mnt/$f" '$1 == "mmap2" && $6 == p {print $5}' "$d/$how.txt" | sort -u | tr '\n' ' ')
 			echo "# $how: /mnt/$f: ${got:-no mapping }(readelf: $want)"
@@ -357,11 +359,12 @@ samply_reader() {
 # a pipe, and the default perf record (MMAP2 with build-ids) for the exit
 # status upstream's perf inject gives on the equivalent MMAP2 data. One
 # line of the table per option (input and output, file or pipe); each run
-# must exit as upstream's does on the MMAP2 recording, without a signal,
-# and every build-id perf buildid-list then gives for a /mnt binary must
-# be the one readelf -n gave (fixtures/MANIFEST); the options that write
-# every map record (--convert-mmap3, --mmap2-buildid-all, --buildid-all)
-# must give all four binaries theirs.
+# must exit as upstream's does on the MMAP2 recording (0 for an option
+# upstream's perf does not have), and every build-id that perf
+# buildid-list --with-status (the DSOs of the records) then gives for a
+# /mnt binary must be the one readelf -n gave (cold_id); the options that
+# write every map record (--convert-mmap3, --mmap2-buildid-all,
+# --buildid-all) must give all four binaries theirs.
 inject_table='
 convert-file	file	file	--convert-mmap3
 mmap2-all-file	file	file	--mmap2-buildid-all
@@ -379,7 +382,6 @@ inject_options() {
 	cold_record "$d/mmap3.data" perf --mmap3 || return 1
 	cold_record "$d/mmap3.pipe" perf --mmap3 || return 1
 	cold_record "$d/default.data" perf-upstream || return 1
-	rc=0
 	echo "$inject_table" | while read -r name in out opt; do
 		[ -n "$name" ] || continue
 		[ "$opt" = - ] && opt=
@@ -401,7 +403,7 @@ inject_options() {
 		# Every DSO of the records, "<build-id or -> <status> <path>".
 		perf buildid-list --with-status -i "$d/$name.out.data" >"$d/$name.ids" 2>/dev/null
 		for f in $cold_bins; do
-			id=$(awk -v f="$f" '$1 == f {print $2}' /tests/fixtures/MANIFEST)
+			id=$(cold_id "$f")
 			ids=$(awk -v p="/mnt/$f" '$3 == p && $1 != "-" {print $1}' "$d/$name.ids" | sort -u | tr '\n' ' ')
 			for g in $ids; do
 				[ "$g" = "$id" ] || bad="$bad; /mnt/$f: $g, readelf: $id"
