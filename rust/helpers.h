@@ -70,6 +70,47 @@ void mmap3_stats_free(void);
 void mmap3_stat_add(unsigned int stat, s64 delta);
 s64 mmap3_stat_sum(unsigned int stat);
 
+/* The longest build-id a record or the trace event holds. */
+#define MMAP3_BUILD_ID_MAX 20
+
+/*
+ * enum perf_mmap3_build_id_status of the series' uapi, which a kernel
+ * without the series lacks: the numbers the module gives (src/status.rs);
+ * rust/probe.c checks them against the uapi's where the series is.
+ */
+#define MMAP3_STATUS_FOUND	1
+#define MMAP3_STATUS_IO_ERROR	6
+#define MMAP3_STATUS_SKIPPED	7
+
+/* A build-id or the status of its absence: struct perf_mmap3_build_id. */
+struct mmap3_build_id {
+	u8 size;
+	u8 status;
+	u8 data[MMAP3_BUILD_ID_MAX];
+};
+
+/* One mapping as the trace event mmap3:build_id shows it (rust/trace.h). */
+struct mmap3_mapping {
+	u64 addr, len, pgoff;
+	u64 ino, ino_generation;
+	u64 time;
+	u32 pid, tid;
+	u32 maj, min;
+	u32 prot, flags;
+	struct mmap3_build_id id;
+	const char *name;
+};
+
+/* rust/probe.c: the probe on perf_event_mmap() and the trace event. */
+struct vm_area_struct;
+int mmap3_event_init(const void *ctx);
+void mmap3_event_exit(void);
+int mmap3_event_reg(void);
+void mmap3_event_unreg(void);
+/* rust/probe.rs: the lookup and the read, with the ctx of mmap3_event_init(). */
+int mmap3_probe_lookup(const void *ctx, void *vma, struct mmap3_build_id *id);
+void mmap3_probe_read(const void *ctx, void *file, struct mmap3_build_id *id);
+
 /* rust/compat.c */
 #ifndef MMAP3_KERNEL_DEBUGFS
 /* What compat::DebugfsFile shows: struct Show in rust/compat.rs. */

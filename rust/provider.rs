@@ -3,113 +3,15 @@
 //! Safe wrappers over the PERF_RECORD_MMAP3 provider API of the patched
 //! kernel (`include/linux/perf_event.h`): registration, the lookup under
 //! `mmap_lock`, and the read the kernel defers to the way back to user
-//! space. The kernel writes the records.
+//! space. The kernel writes the records. Built where the kernel has the
+//! series (Kbuild's `--cfg mmap3_series`).
 
+use crate::answer::{BuildIdOut, Defer, Provider};
 #[cfg(not(mmap3_kernel_opaque_try_ffi_init))]
 use crate::compat::OpaqueExt as _;
 use crate::compat::{File, VmaRef};
 use crate::file::UnlockedFile;
 use kernel::{bindings, error::to_result, prelude::*, types::Opaque, ThisModule};
-
-extern "C" {
-    fn mmap3_param_cache_entries() -> u32;
-}
-
-/// The module parameter `cache_entries`, from `rust/helpers.c`: the
-/// parameters of `module!` are not shown in `/sys/module/*/parameters`.
-pub(crate) fn cache_entries() -> usize {
-    // SAFETY: Reads a module parameter, set before init.
-    unsafe { mmap3_param_cache_entries() as usize }
-}
-
-/// `enum perf_mmap3_build_id_status` (uapi), less `UNKNOWN`, never emitted.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-pub(crate) enum Status {
-    /// The record carries the build-id.
-    Found = 1,
-    /// Anonymous mapping, no file.
-    NoFile = 2,
-    /// The file is not ELF.
-    NotElf = 3,
-    /// An ELF file without a GNU build-id note.
-    NoBuildId = 4,
-    /// Truncated or inconsistent ELF, or a build-id over 20 bytes.
-    Malformed = 5,
-    /// The file could not be read.
-    IoError = 6,
-    /// A file the module does not read.
-    Skipped = 7,
-}
-
-/// Each status is the uapi's, and [`Status::from_u8`] knows them all.
-macro_rules! assert_uapi {
-    ($($variant:ident = $c:ident),* $(,)?) => {
-        const _: () = {
-            $(assert!(Status::$variant as u32 == bindings::$c);)*
-        };
-
-        impl Status {
-            /// The status whose number is `n`, if any.
-            pub(crate) const fn from_u8(n: u8) -> Option<Status> {
-                $(if n == Status::$variant as u8 {
-                    return Some(Status::$variant);
-                })*
-                None
-            }
-        }
-    };
-}
-
-assert_uapi!(
-    Found = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_FOUND,
-    NoFile = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_NO_FILE,
-    NotElf = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_NOT_ELF,
-    NoBuildId = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_NO_BUILD_ID,
-    Malformed = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_MALFORMED,
-    IoError = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_IO_ERROR,
-    Skipped = perf_mmap3_build_id_status_PERF_MMAP3_BUILD_ID_SKIPPED,
-);
-
-/// Where the provider writes its answer for one mapping: the build-id part
-/// of the record, zeroed by the kernel before the call.
-#[repr(transparent)]
-pub(crate) struct BuildIdOut(bindings::perf_mmap3_build_id);
-
-impl BuildIdOut {
-    /// Answers [`Status::Found`] with the first `len` bytes of `build_id`,
-    /// which is zero past them: at most 20 bytes, the longest the record
-    /// holds (a longer one is [`Status::Malformed`] to the parser already).
-    /// A copy of a fixed size, not of a length known at run time.
-    pub(crate) fn found(&mut self, build_id: &[u8; 20], len: u8) {
-        self.0.data = *build_id;
-        self.0.size = len.min(20);
-        self.0.status = Status::Found as u8;
-    }
-
-    /// Answers a status without a build-id (the kernel zeroed the rest).
-    pub(crate) fn missing(&mut self, status: Status) {
-        self.0.size = 0;
-        self.0.status = status as u8;
-    }
-}
-
-/// The build-id could not be found without reading the file: the kernel
-/// pins it and calls [`Provider::read`] on the way back to user space.
-pub(crate) struct Defer;
-
-/// What the module does with each mapping.
-pub(crate) trait Provider: Sized + Send + Sync + 'static {
-    /// Called for each mapping that an existing mmap3 event records, under
-    /// `mmap_lock` and in an RCU read-side critical section: must not
-    /// sleep, nor read the file.
-    fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer>;
-
-    /// Called for a file [`Provider::lookup`] deferred, in the mapping task
-    /// before it returns to user space, with no lock held: may sleep and
-    /// read.
-    fn read(&self, file: UnlockedFile<'_>, out: &mut BuildIdOut);
-}
 
 /// The registration of a [`Provider`] with the kernel, undone on drop.
 ///
@@ -208,7 +110,8 @@ unsafe extern "C" fn lookup_callback<T: Provider>(
     let registration = unsafe { Registration::<T>::from_raw(raw) };
     // SAFETY: The lookup is called with `vma` valid and `mmap_lock` held.
     let vma = unsafe { VmaRef::from_raw(vma) };
-    // CAST: `BuildIdOut` is a transparent wrapper of `perf_mmap3_build_id`.
+    // CAST: `BuildIdOut` is a transparent wrapper of `RawBuildId`, whose
+    // layout is `perf_mmap3_build_id`'s (checked in `rust/answer.rs`).
     // SAFETY: `id` is valid and not otherwise accessed during the call.
     let out = unsafe { &mut *id.cast::<BuildIdOut>() };
     match registration.provider.lookup(vma, out) {
@@ -236,7 +139,8 @@ unsafe extern "C" fn read_callback<T: Provider>(
     let file: &File = unsafe { File::from_raw_file(file) };
     // SAFETY: The read is called with no lock held.
     let file = unsafe { UnlockedFile::new(file) };
-    // CAST: `BuildIdOut` is a transparent wrapper of `perf_mmap3_build_id`.
+    // CAST: `BuildIdOut` is a transparent wrapper of `RawBuildId`, whose
+    // layout is `perf_mmap3_build_id`'s (checked in `rust/answer.rs`).
     // SAFETY: `id` is valid and not otherwise accessed during the call.
     let out = unsafe { &mut *id.cast::<BuildIdOut>() };
     registration.provider.read(file, out);

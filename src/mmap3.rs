@@ -13,6 +13,8 @@
 
 use kernel::{prelude::*, ThisModule};
 
+#[path = "../rust/answer.rs"]
+mod answer;
 #[path = "buildid.rs"]
 pub mod buildid;
 #[path = "cache.rs"]
@@ -21,15 +23,23 @@ pub mod cache;
 mod compat;
 #[path = "../rust/file.rs"]
 mod file;
+#[path = "../rust/params.rs"]
+mod params;
+#[path = "../rust/probe.rs"]
+mod probe;
+#[cfg(mmap3_series)]
 #[path = "../rust/provider.rs"]
 mod provider;
 #[path = "../rust/stats.rs"]
 mod stats;
+#[path = "status.rs"]
+mod status;
 
+use answer::{BuildIdOut, Defer, Provider};
 use compat::{File, InPlaceModule, VmaRef};
 use file::{Fetched, FileExt as _, Identity, PageReader, Superblocks, UnlockedFile, VmaFile as _};
-use provider::{BuildIdOut, Defer, Registration, Status};
 use stats::Stat;
+use status::Status;
 
 compat::module! {
     type: Mmap3,
@@ -197,7 +207,7 @@ fn cacheable(id: &Identity) -> bool {
 }
 
 /// The provider: the cache of answers.
-struct Mmap3Provider {
+pub(crate) struct Mmap3Provider {
     cache: Cache,
 }
 
@@ -205,7 +215,7 @@ impl Mmap3Provider {
     /// The provider with an empty cache of at least `cache_entries` entries
     /// (the module parameter), in whole sets.
     fn new() -> Result<Self> {
-        let len = Cache::sets_for(provider::cache_entries());
+        let len = Cache::sets_for(params::cache_entries());
         let mut sets = KVVec::with_capacity(len, GFP_KERNEL)?;
         for _ in 0..len {
             sets.push(cache::Set::new(), GFP_KERNEL)?;
@@ -377,7 +387,7 @@ fn parse_stable(source: Source<'_>, first: &Identity) -> Result<(Answer, bool), 
     Ok((Answer::Missing(Status::IoError), false))
 }
 
-impl provider::Provider for Mmap3Provider {
+impl Provider for Mmap3Provider {
     fn lookup(&self, vma: &VmaRef, out: &mut BuildIdOut) -> Result<(), Defer> {
         let Some(file) = vma.file() else {
             out.missing(Status::NoFile);
@@ -469,12 +479,46 @@ const FUSE_SUPER_MAGIC: core::ffi::c_ulong = 0x65735546;
 /// No page cache behind the file (`mmap3_file_read()`).
 const EOPNOTSUPP: i32 = kernel::bindings::EOPNOTSUPP as i32;
 
-/// The module's state; dropped field by field, in this order: the
-/// provider first, so that no hook runs when the superblocks' serials go.
+/// Where the provider lives: in the series' registration, which the
+/// kernel calls for its mmap3 perf events, or in the module alone.
+#[cfg(mmap3_series)]
+type Home = provider::Registration<Mmap3Provider>;
+#[cfg(not(mmap3_series))]
+type Home = Mmap3Provider;
+
+#[cfg(mmap3_series)]
+impl probe::AsProvider for Home {
+    fn provider(&self) -> &Mmap3Provider {
+        provider::Registration::provider(self)
+    }
+}
+
+#[cfg(not(mmap3_series))]
+impl probe::AsProvider for Home {
+    fn provider(&self) -> &Mmap3Provider {
+        self
+    }
+}
+
+/// The provider in its [`Home`], registered with the series' hook.
+#[cfg(mmap3_series)]
+fn new_home(module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
+    Ok(provider::Registration::new(module, Mmap3Provider::new()?))
+}
+
+/// The provider in its [`Home`].
+#[cfg(not(mmap3_series))]
+fn new_home(_module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
+    Mmap3Provider::new()
+}
+
+/// The module's state; dropped field by field, in this order: the trace
+/// event first (its drop waits for its deferred reads), then the provider
+/// it holds, so that no hook runs when the superblocks' serials go.
 #[pin_data(PinnedDrop)]
 struct Mmap3 {
     #[pin]
-    registration: Registration<Mmap3Provider>,
+    event: probe::Event<Home>,
     _superblocks: Superblocks,
     #[pin]
     _stats: stats::Stats,
@@ -485,13 +529,20 @@ impl InPlaceModule for Mmap3 {
         try_pin_init!(Mmap3 {
             _stats <- stats::new()?,
             _superblocks: Superblocks::new()?,
-            registration <- Registration::new(module, Mmap3Provider::new()?),
+            event <- probe::Event::new(new_home(module)?),
         })
         .pin_chain(|mmap3| {
             pr_info!(
-                "loaded, cache of {} entries of {} bytes\n",
-                mmap3.registration.provider().cache.capacity(),
-                core::mem::size_of::<cache::Set>() / cache::WAYS
+                "loaded, cache of {} entries of {} bytes; trace event mmap3:build_id{}\n",
+                probe::AsProvider::provider(mmap3.event.home())
+                    .cache
+                    .capacity(),
+                core::mem::size_of::<cache::Set>() / cache::WAYS,
+                if cfg!(mmap3_series) {
+                    ", MMAP3 provider"
+                } else {
+                    ""
+                }
             );
             Ok(())
         })
