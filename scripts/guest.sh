@@ -10,10 +10,20 @@
 # dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
-script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|--stage}
+script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|event.sh|--stage}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
+# event.sh: the trace event alone, on any kernel (the unpatched one too,
+# whose headers have no MMAP3 for the selftests): the fixtures and their
+# MANIFEST, the module and the script.
+if [ "$script" = event.sh ]; then
+	log "building the fixtures"
+	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
+	cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/event.sh" \
+		"$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
+	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
+fi
 log "building the selftests, their fixtures and the demo"
 make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 	KSFT_DIR="$KSRC/tools/testing/selftests" \

@@ -509,7 +509,8 @@ fn new_home(module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
 /// The provider in its [`Home`].
 #[cfg(not(mmap3_series))]
 fn new_home(_module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
-    Mmap3Provider::new()
+    // A `Result` initialises in place what it holds.
+    Ok(Mmap3Provider::new())
 }
 
 /// The module's state; dropped field by field, in this order: the trace

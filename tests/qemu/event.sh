@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0
+# The guest script of the trace event mmap3:build_id (DESIGN.md, "The
+# build-id trace event"), for any kernel, with or without the series:
+# tracefs read with busybox alone. Loads the module, checks the event's
+# format file field by field, that no probe is attached while the event is
+# disabled, then runs the fixtures from the cold ext2 disk (after
+# drop_caches) and warm, and compares each event with the fixtures'
+# MANIFEST: the build-id and status, exactly one event for the program's
+# executable mapping, the task's events in mapping order (the program's,
+# then the vDSO's); last, rmmod with the event enabled. Runs in the guest
+# from /tests.
+. ./guest-lib.sh
+
+T=/sys/kernel/tracing
+EV=$T/events/mmap3/build_id
+FX=/tests/fixtures
+
+n=0
+rc=0
+tap() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		rc=1
+	fi
+}
+
+# probes: the probes attached to perf_event_mmap() (fprobe: the function
+# tracer's list; kprobe: the kprobes list).
+probes() {
+	{
+		cat $T/enabled_functions 2>/dev/null
+		cat /sys/kernel/debug/kprobes/list 2>/dev/null
+	} | grep -c 'perf_event_mmap'
+}
+
+# manifest NAME: "<build-id or none> <status>" of a fixture.
+manifest() {
+	awk -v f="$1" '$1 == f { print $2, $3 }' $FX/MANIFEST
+}
+
+# field NAME LINE: the value of NAME= in an event line.
+field() {
+	printf '%s\n' "$2" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"
+}
+
+# run_prog PATH: runs PATH in the background (so $! is its pid) and waits;
+# prints the pid.
+run_prog() {
+	"$1" &
+	pid=$!
+	wait $pid
+	echo $pid
+}
+
+# check_run WHERE NAME PID: the events of PID (from $T/trace, saved in
+# /tmp/trace) are its program's executable mapping, then the vDSO's, in
+# that order and time; the program's has MANIFEST's build-id and status.
+check_run() {
+	where=$1 name=$2 pid=$3
+	lines=$(grep "mmap3:build_id\|build_id:" /tmp/trace | grep " pid=$pid tid=$pid ")
+	count=$(printf '%s\n' "$lines" | grep -c "file=$where/$name\$")
+	[ "$count" = 1 ]
+	tap $? "$where/$name: exactly one event for its executable mapping (pid $pid: $count)"
+	line=$(printf '%s\n' "$lines" | grep "file=$where/$name\$" | head -1)
+	set -- $(manifest "$name")
+	want_id=$1 want_status=$2
+	[ "$want_id" = none ] && want_id=-
+	got_id=$(field build_id "$line")
+	got_status=$(field status "$line")
+	[ "$got_id" = "$want_id" ] && [ "$got_status" = "$want_status" ]
+	tap $? "$where/$name: build_id=$got_id status=$got_status (MANIFEST: $want_id $want_status)"
+	[ "$rc" = 0 ] || printf '# %s\n' "$lines"
+	# Mapping order: the program, then the vDSO (exec maps it last), in
+	# the trace as in time.
+	order=$(printf '%s\n' "$lines" | sed -n 's/.* time=\([0-9]*\) file=\(.*\)$/\1 \2/p')
+	first=$(printf '%s\n' "$order" | head -1 | cut -d' ' -f2)
+	sorted=$(printf '%s\n' "$order" | sort -n -k1,1 | cut -d' ' -f2 | tr '\n' ' ')
+	inorder=$(printf '%s\n' "$order" | cut -d' ' -f2 | tr '\n' ' ')
+	vdso=$(printf '%s\n' "$order" | grep -c ' \[vdso\]$')
+	[ "$first" = "$where/$name" ] && [ "$vdso" = 1 ] && [ "$sorted" = "$inorder" ]
+	tap $? "$where/$name: the task's events in mapping order: $inorder"
+}
+
+event_tests() {
+echo "TAP version 13"
+
+insmod /tests/mmap3.ko
+tap $? "insmod mmap3.ko"
+dmesg | grep 'mmap3' | tail -3 | sed 's/^/# /'
+[ -d $EV ]
+tap $? "the event exists: $EV"
+
+# The format file, field by field, in DESIGN.md's order.
+want="u32 pid;u32 tid;u64 addr;u64 len;u64 pgoff;u32 maj;u32 min;u64 ino;u64 ino_generation;u32 prot;u32 flags;u8 build_id_size;u8 build_id_status;u8 build_id[20];u64 time;__data_loc char[] filename;"
+got=$(sed -n '/^$/,$p' $EV/format | sed -n 's/^[[:space:]]*field:\([^;]*;\).*/\1/p' | tr -d '\n')
+[ "$got" = "$want" ]
+tap $? "format: the fields, names and types of DESIGN.md"
+[ "$got" = "$want" ] || { echo "# want: $want"; echo "# got:  $got"; }
+grep -q '^print fmt: "pid=%u tid=%u addr=0x%llx len=0x%llx pgoff=0x%llx dev=%u:%u ino=%llu gen=%llu prot=0x%x flags=0x%x status=%s build_id=%s time=%llu file=%s"' $EV/format
+tap $? "format: the printed line's tokens, in order"
+
+[ "$(probes)" = 0 ]
+tap $? "no probe on perf_event_mmap() while the event is disabled"
+
+echo > $T/trace
+echo 1 > $EV/enable
+tap $? "enable the event"
+[ "$(probes)" -ge 1 ]
+tap $? "a probe on perf_event_mmap() while it is enabled"
+
+# Cold: the page cache dropped, the programs run from the ext2 disk.
+sync
+echo 3 > /proc/sys/vm/drop_caches
+cold=""
+for f in exec20.elf bid16.elf nobid.elf; do
+	cold="$cold $f:$(run_prog /mnt/$f)"
+done
+# Warm: the same files, now in the page cache, and the tmpfs copies.
+warm=""
+for f in exec20.elf bid16.elf nobid.elf; do
+	warm="$warm $f:$(run_prog /mnt/$f)"
+done
+tmp=""
+for f in bid20.elf; do
+	tmp="$tmp $f:$(run_prog $FX/$f)"
+done
+echo 0 > $EV/enable
+cat $T/trace > /tmp/trace
+sed -n '/build_id/p' /tmp/trace | head -20 | sed 's/^/# /'
+
+for r in $cold; do check_run /mnt "${r%%:*}" "${r##*:}"; done
+for r in $warm; do check_run /mnt "${r%%:*}" "${r##*:}"; done
+for r in $tmp; do check_run $FX "${r%%:*}" "${r##*:}"; done
+
+[ "$(probes)" = 0 ]
+tap $? "no probe on perf_event_mmap() once the event is disabled again"
+
+# Events of every task: a dynamic program maps its interpreter and libc.
+echo > $T/trace
+echo 1 > $EV/enable
+pid=$(run_prog /mnt/dynamic.elf)
+echo 0 > $EV/enable
+lines=$(grep " pid=$pid tid=$pid " $T/trace)
+ok=0
+for lib in ld-linux-x86-64.so.2 libc.so.6; do
+	line=$(printf '%s\n' "$lines" | grep "/$lib\$" | head -1)
+	set -- $(manifest "$lib")
+	[ "$(field build_id "$line")" = "$1" ] && [ "$(field status "$line")" = "$2" ] || ok=1
+done
+[ "$(printf '%s\n' "$lines" | grep -c "file=/mnt/dynamic.elf\$")" = 1 ] || ok=1
+tap $ok "dynamic.elf: its own, the interpreter's and libc's events with MANIFEST's build-ids"
+[ "$ok" = 0 ] || printf '# %s\n' "$lines"
+
+# rmmod while the event is enabled, with a program running meanwhile.
+echo 1 > $EV/enable
+/mnt/exec20.elf &
+rmmod mmap3
+tap $? "rmmod with the event enabled"
+wait
+[ ! -d $T/events/mmap3 ] && [ "$(probes)" = 0 ]
+tap $? "the event and its probe are gone after rmmod"
+insmod /tests/mmap3.ko && echo 1 > $EV/enable
+tap $? "insmod again, enable again"
+echo 3 > /proc/sys/vm/drop_caches
+echo > $T/trace
+pid=$(run_prog /mnt/bid20.elf)
+line=$(grep " pid=$pid tid=$pid .*file=/mnt/bid20.elf\$" $T/trace)
+set -- $(manifest bid20.elf)
+[ "$(field build_id "$line")" = "$1" ]
+tap $? "cold bid20.elf after the reload: build_id=$(field build_id "$line")"
+rmmod mmap3
+tap $? "rmmod with the event enabled, again"
+echo "1..$n"
+return $rc
+}
+
+run mmap3_event event_tests
