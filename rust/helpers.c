@@ -305,7 +305,19 @@ static struct folio *mmap3_get_folio(struct file *file, pgoff_t index, bool may_
 	 * a read as a folio left !uptodate, -EIO, with the signal pending.
 	 */
 	for (;;) {
+		/*
+		 * read_cache_folio() expects the invalidate_lock held (its
+		 * kernel-doc): without it, a folio read while a hole is punched
+		 * or the file truncated can be instantiated with the blocks
+		 * being freed, and stay in the page cache, stale, for every
+		 * reader after the punch. lib/buildid.c took it too before it
+		 * moved to __kernel_read() (777a8560fd29), which is not exported
+		 * to modules (and kernel_read() would add fsnotify events,
+		 * permission hooks and atime, which this reader promises not to).
+		 */
+		filemap_invalidate_lock_shared(mapping);
 		folio = read_cache_folio(mapping, index, NULL, file);
+		filemap_invalidate_unlock_shared(mapping);
 		if (!IS_ERR(folio) || ++tries > 3 || fatal_signal_pending(current))
 			return folio;
 		err = PTR_ERR(folio);
