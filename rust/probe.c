@@ -414,9 +414,17 @@ int mmap3_event_init(const void *ctx)
 	int ret = mmap3_probe_check();
 
 	if (ret) {
+#ifdef MMAP3_SERIES
+		/* The MMAP3 provider still serves: load, without the event. */
+		pr_warn("mmap3: cannot probe %s() (%d): the trace event mmap3:build_id cannot be enabled (it needs CONFIG_KPROBES or CONFIG_FPROBE)\n",
+			MMAP3_PROBED, ret);
+		mmap3_dead = true;
+		return 0;
+#else
 		pr_err("mmap3: cannot probe %s() (%d): the trace event mmap3:build_id needs CONFIG_KPROBES or CONFIG_FPROBE and a probeable %s()\n",
 		       MMAP3_PROBED, ret, MMAP3_PROBED);
 		return ret;
+#endif
 	}
 	mmap3_paths = alloc_percpu(struct mmap3_path);
 	if (!mmap3_paths)
