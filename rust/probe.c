@@ -35,6 +35,7 @@
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/version.h>
@@ -106,15 +107,20 @@ static struct mmap3_fifo *mmap3_fifo_find(void)
 	return NULL;
 }
 
-/* Emits and frees @e, reading its file first unless @exiting. */
+/*
+ * Emits and frees @e, reading its file first unless @exiting. A task that
+ * is exiting, or will (a fatal signal, which also cuts a read short), never
+ * returns to user space: what it did not read is SKIPPED, not IO_ERROR.
+ */
 static void mmap3_deferred_emit(struct mmap3_deferred *e, bool exiting)
 {
 	if (e->file) {
-		if (exiting) {
-			e->m.id = (struct mmap3_build_id){ .status = MMAP3_STATUS_SKIPPED };
-		} else {
+		e->m.id = (struct mmap3_build_id){ .status = MMAP3_STATUS_SKIPPED };
+		if (!exiting && !fatal_signal_pending(current)) {
 			e->m.id = (struct mmap3_build_id){};
 			mmap3_probe_read(mmap3_ctx, e->file, &e->m.id);
+			if (e->m.id.status == MMAP3_STATUS_IO_ERROR && fatal_signal_pending(current))
+				e->m.id.status = MMAP3_STATUS_SKIPPED;
 		}
 		fput(e->file);
 	}

@@ -22,6 +22,12 @@ if [ "$script" = event.sh ]; then
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
 	cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/event.sh" \
 		"$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
+	# The event's selftest (tests/event/), static: with the harness of
+	# the kernel's selftests and the series' uapi copy in tools/ (its
+	# helpers know MMAP3), whichever kernel it runs on.
+	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
+		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
+		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"

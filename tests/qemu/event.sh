@@ -187,3 +187,8 @@ return $rc
 }
 
 run mmap3_event event_tests
+# The event's selftest (tests/event/mmap3_event.c): against MMAP2, two
+# threads and MAP_FIXED, an exit during a deferred read.
+insmod /tests/mmap3.ko
+MMAP3_FIXTURES=/tests/fixtures run mmap3_event_selftest /tests/mmap3_event
+rmmod mmap3
