@@ -11,6 +11,8 @@
 #   make test-debug     the same on the debug kernel (KASAN, lockdep, kmemleak,
 #                       PREEMPT, fault injection)
 #   make test-kcsan     the same on the KCSAN kernel (data races)
+#   make test-event     the trace event mmap3:build_id on the kernel without
+#                       the series (make test runs it for 7.3)
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply the kernel series to a clean tree, build after
 #                       each patch, run checkpatch.pl --strict
@@ -44,6 +46,9 @@ test-debug:
 test-kcsan:
 	MMAP3_KERNEL=kcsan MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
 
+test-event:
+	scripts/test-event.sh
+
 kernel:
 	scripts/kernel.sh
 
@@ -59,4 +64,4 @@ bench:
 profile:
 	scripts/profile.sh
 
-.PHONY: modules clean demo test test-debug test-kcsan kernel check-patches rust-analyzer bench profile
+.PHONY: modules clean demo test test-debug test-kcsan test-event kernel check-patches rust-analyzer bench profile

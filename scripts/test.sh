@@ -118,6 +118,17 @@ count "$p" "$f" "$s"
 # The concurrency and stress tests again, on 4 CPUs (tests/qemu/smp4.sh).
 read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" smp4.sh | tail -n 1)
 count "$p" "$f" "$s"
+# The trace event mmap3:build_id (tests/qemu/event.sh, tests/event/) on 4
+# CPUs: on each kernel with the series, and on 7.3 without it
+# (scripts/test-event.sh; 6.12 without it: make test-event MMAP3_KVER=6.12).
+for kv in "${kvers[@]}"; do
+	read -r p f s < <(MMAP3_KVER=$kv MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" event.sh | tail -n 1)
+	count "${p:-0}" "${f:-1}" "${s:-0}"
+done
+if [ "$MMAP3_KERNEL" = test ] && [ "$MMAP3_KVER" = 7.3 ]; then
+	read -r p _ f _ s _ < <("$MMAP3_ROOT/scripts/test-event.sh" | tail -n 1)
+	count "$p" "$f" "$s"
+fi
 # The selftests as the kernel series has them, the kselftest way: once, on
 # the test kernel (all.sh ran the same tests on this kernel already).
 # And so on each kernel given for it alone (6.12 LTS).
