@@ -88,6 +88,7 @@ static atomic_t mmap3_fifos_queued = ATOMIC_INIT(0);
 struct mmap3_path {
 	char buf[PATH_MAX];
 };
+
 static struct mmap3_path __percpu *mmap3_paths;
 
 /* Attached while the event is enabled; under mmap3_probe_mutex. */
@@ -119,7 +120,8 @@ static void mmap3_deferred_emit(struct mmap3_deferred *e, bool exiting)
 		if (!exiting && !fatal_signal_pending(current)) {
 			e->m.id = (struct mmap3_build_id){};
 			mmap3_probe_read(mmap3_ctx, e->file, &e->m.id);
-			if (e->m.id.status == MMAP3_STATUS_IO_ERROR && fatal_signal_pending(current))
+			if (e->m.id.status == MMAP3_STATUS_IO_ERROR &&
+			    fatal_signal_pending(current))
 				e->m.id.status = MMAP3_STATUS_SKIPPED;
 		}
 		fput(e->file);

@@ -79,8 +79,8 @@ static int event_parse(const char *line, struct event *e)
 		   &e->gen, &e->prot, &e->flags, e->status, e->build_id, &e->time, &end) != 14 ||
 	    end < 0)
 		return -1;
-	snprintf(e->file, sizeof(e->file), "%.*s", (int)strcspn(p + strlen("build_id: ") + end, "\n"),
-		 p + strlen("build_id: ") + end);
+	p += strlen("build_id: ") + end;
+	snprintf(e->file, sizeof(e->file), "%.*s", (int)strcspn(p, "\n"), p);
 	return 0;
 }
 
@@ -114,8 +114,8 @@ static void fixture_want(const struct fixture *f, char *id, char *status)
 	if (f->build_id_size)
 		build_id_hex(f->build_id, f->build_id_size, id);
 	else
-		strcpy(id, "-");
-	strcpy(status, f->status);
+		snprintf(id, 2, "-");
+	snprintf(status, sizeof(f->status), "%s", f->status);
 }
 
 FIXTURE(event) {
@@ -186,7 +186,7 @@ TEST_F_TIMEOUT(event, matches_mmap2, 120)
 		"bid20.elf", "bid16.elf", "nobid.elf", "exec20.elf", "latenote.elf",
 		"farnote.elf",
 	};
-	const char *dirs[] = { fixtures_cold(), fixtures_warm() };
+	const char *const dirs[] = { fixtures_cold(), fixtures_warm() };
 	char want_id[2 * BUILD_ID_SIZE_MAX + 1], want_status[32];
 	struct mmap2s m = { .tid = gettid() };
 	struct perf_event_attr attr;
