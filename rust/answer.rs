@@ -7,7 +7,7 @@
 
 use crate::compat::VmaRef;
 use crate::file::UnlockedFile;
-use crate::status::Status;
+use crate::status::{Missing, Status};
 
 /// The longest build-id a record or the trace event holds.
 pub(crate) const BUILD_ID_MAX: usize = 20;
@@ -72,9 +72,9 @@ impl BuildIdOut {
     }
 
     /// Answers a status without a build-id (the caller zeroed the rest).
-    pub(crate) fn missing(&mut self, status: Status) {
+    pub(crate) fn missing(&mut self, missing: Missing) {
         self.0.size = 0;
-        self.0.status = status.into();
+        self.0.status = missing.into();
     }
 }
 

@@ -25,24 +25,43 @@ pub(crate) enum Status {
     Skipped = 7,
 }
 
-impl Status {
-    /// Every status, in the order of their numbers.
-    pub(crate) const ALL: [Status; 7] = [
-        Status::Found,
-        Status::NoFile,
-        Status::NotElf,
-        Status::NoBuildId,
-        Status::Malformed,
-        Status::IoError,
-        Status::Skipped,
+/// Why a mapping has no build-id: every [`Status`] but [`Status::Found`],
+/// with its number.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub(crate) enum Missing {
+    /// [`Status::NoFile`].
+    NoFile = Status::NoFile as u8,
+    /// [`Status::NotElf`].
+    NotElf = Status::NotElf as u8,
+    /// [`Status::NoBuildId`].
+    NoBuildId = Status::NoBuildId as u8,
+    /// [`Status::Malformed`].
+    Malformed = Status::Malformed as u8,
+    /// [`Status::IoError`].
+    IoError = Status::IoError as u8,
+    /// [`Status::Skipped`].
+    Skipped = Status::Skipped as u8,
+}
+
+impl Missing {
+    /// Every reason, in the order of their numbers.
+    const ALL: [Missing; 6] = [
+        Missing::NoFile,
+        Missing::NotElf,
+        Missing::NoBuildId,
+        Missing::Malformed,
+        Missing::IoError,
+        Missing::Skipped,
     ];
 
-    /// The status whose number is `n`, if any.
-    pub(crate) const fn from_u8(n: u8) -> Option<Status> {
+    /// The reason whose status number is `n`; none for [`Status::Found`]
+    /// and numbers that are no status.
+    pub(crate) const fn from_u8(n: u8) -> Option<Missing> {
         let mut i = 0;
-        while i < Status::ALL.len() {
-            if Status::ALL[i] as u8 == n {
-                return Some(Status::ALL[i]);
+        while i < Missing::ALL.len() {
+            if Missing::ALL[i] as u8 == n {
+                return Some(Missing::ALL[i]);
             }
             i += 1;
         }
@@ -53,5 +72,11 @@ impl Status {
 impl From<Status> for u8 {
     fn from(status: Status) -> u8 {
         status as u8
+    }
+}
+
+impl From<Missing> for u8 {
+    fn from(missing: Missing) -> u8 {
+        missing as u8
     }
 }
