@@ -21,7 +21,7 @@
 //!   lookup reads the slots of that set only. A set is aligned to 64 bytes, so
 //!   two sets never share a cache line.
 //! - **Readers: a sequence counter per slot (seqlock).** A slot's key, version
-//!   and value are `AtomicU64` words; a writer makes the slot's counter odd,
+//!   and value are `Atomic<u64>` words; a writer makes the slot's counter odd,
 //!   writes the words, then makes it even again. A reader reads the counter,
 //!   the words, and the counter again, and trusts the words only if the
 //!   counter was even and did not change. A reader never writes the slot, so
@@ -61,24 +61,31 @@
 //!
 //! # Memory ordering
 //!
-//! The data words are read and written with `Relaxed` accesses, ordered by
-//! fences, the pattern of "Can Seqlocks Get Along With Programming Language
-//! Memory Models?" (H.-J. Boehm, MSPC 2012), which is what crossbeam's seqlock
-//! does:
+//! The atomics and barriers are the kernel's (`kernel::sync::atomic` and
+//! `kernel::sync::barrier`, or `src/sync.rs`'s stand-ins, at least as
+//! strong, where the kernel crate has none and on the host). The data
+//! words are read and written with `Relaxed` accesses (`READ_ONCE()`,
+//! `WRITE_ONCE()`), ordered by barriers, as the kernel's `seqcount_t`
+//! orders them (`raw_write_seqcount_begin()` and `_end()`,
+//! `read_seqcount_begin()` and `_retry()`), which in C11's terms is the
+//! pattern of "Can Seqlocks Get Along With Programming Language Memory
+//! Models?" (H.-J. Boehm, MSPC 2012):
 //!
 //! - writer (holding the set's lock): `seq.store(s + 1, Relaxed)`;
-//!   `fence(Release)`; data stores (`Relaxed`); `seq.store(s + 2, Release)`;
+//!   `smp_wmb()`; data stores (`Relaxed`); `seq.store(s + 2, Release)`;
 //! - reader: `s = seq.load(Acquire)`, a miss if odd; data loads (`Relaxed`);
-//!   `fence(Acquire)`; a miss unless `seq.load(Relaxed) == s`. (The reader
+//!   `smp_rmb()`; a miss unless `seq.load(Relaxed) == s`. (The reader
 //!   tests `s` and the data together after the second load: nothing it read
 //!   is trusted before. A data word that differs from what is looked for
 //!   may end the read early, a miss whether torn or not.)
 //!
-//! The reader's first load synchronises with the `Release` store that ended
-//! the last write, so it sees at least that write's data. If it sees any store
-//! of a later write, the writer's `Release` fence synchronises with the
-//! reader's `Acquire` fence, so the odd counter stored before that fence is
-//! visible to the reader's second load, which then differs from `s`.
+//! The reader's first load reads from (or after) the `Release` store that
+//! ended the last write, so it sees at least that write's data. If it sees
+//! any store of a later write, that store comes after the writer's
+//! `smp_wmb()`, which orders the odd counter before it; the reader's
+//! `smp_rmb()` orders its data loads before its second load of the
+//! counter, which then sees the odd counter or a later one, and differs
+//! from `s`.
 //!
 //! The set's lock is taken with an `Acquire` compare-and-exchange and released
 //! with a `Release` store, so a writer sees every earlier writer's slots and
@@ -100,17 +107,12 @@
     clippy::unwrap_used
 )]
 
+use crate::sync::atomic::{Acquire, Atomic, Relaxed, Release};
+use crate::sync::barrier::{smp_mb, Read as ReadOrder, Write as WriteOrder};
 use core::ops::Deref;
-use core::sync::atomic::{
-    fence, AtomicBool, AtomicU64, AtomicU8,
-    Ordering::{Acquire, Relaxed, Release},
-};
 
 /// Slots per set.
 pub const WAYS: usize = 4;
-
-/// The reference bit of each way, in the set's `referenced` byte.
-const WAY_BITS: [u8; WAYS] = [1, 2, 4, 8];
 
 /// The default number of `u64` words in a [`Version`].
 pub const VERSION_WORDS: usize = 3;
@@ -273,7 +275,7 @@ impl core::fmt::Debug for Value {
 
 /// The words of `words`, each loaded `Relaxed`.
 #[inline]
-fn load<const N: usize>(words: &[AtomicU64; N]) -> [u64; N] {
+fn load<const N: usize>(words: &[Atomic<u64>; N]) -> [u64; N] {
     let mut out = [0; N];
     for (o, w) in out.iter_mut().zip(words) {
         *o = w.load(Relaxed);
@@ -284,7 +286,7 @@ fn load<const N: usize>(words: &[AtomicU64; N]) -> [u64; N] {
 /// The bits in which the words of `stored`, each loaded `Relaxed`, differ
 /// from `words`, all or-ed together: 0 if they are equal.
 #[inline]
-fn diff<const N: usize>(stored: &[AtomicU64; N], words: &[u64; N]) -> u64 {
+fn diff<const N: usize>(stored: &[Atomic<u64>; N], words: &[u64; N]) -> u64 {
     stored
         .iter()
         .zip(words)
@@ -294,12 +296,12 @@ fn diff<const N: usize>(stored: &[AtomicU64; N], words: &[u64; N]) -> u64 {
 /// One entry: key, version and value, guarded by a sequence counter.
 struct Slot<const V: usize> {
     /// Odd while a writer changes the slot; bumped by 2 per write.
-    seq: AtomicU64,
+    seq: Atomic<u64>,
     /// [`Key::words`].
-    key: [AtomicU64; KEY_WORDS],
-    version: [AtomicU64; V],
+    key: [Atomic<u64>; KEY_WORDS],
+    version: [Atomic<u64>; V],
     /// [`Value::encode`]; all zero when the slot is empty.
-    value: [AtomicU64; VALUE_WORDS],
+    value: [Atomic<u64>; VALUE_WORDS],
 }
 
 /// What a reader saw in a slot.
@@ -315,10 +317,10 @@ enum Read {
 impl<const V: usize> Slot<V> {
     fn new() -> Self {
         Slot {
-            seq: AtomicU64::new(0),
-            key: core::array::from_fn(|_| AtomicU64::new(0)),
-            version: core::array::from_fn(|_| AtomicU64::new(0)),
-            value: core::array::from_fn(|_| AtomicU64::new(0)),
+            seq: Atomic::new(0),
+            key: core::array::from_fn(|_| Atomic::new(0)),
+            version: core::array::from_fn(|_| Atomic::new(0)),
+            value: core::array::from_fn(|_| Atomic::new(0)),
         }
     }
 
@@ -337,7 +339,7 @@ impl<const V: usize> Slot<V> {
         let other = (stored_sb.load(Relaxed) ^ sb) | (stored_tagged.load(Relaxed) ^ tagged);
         let stale = diff(&self.version, version);
         let value = load(&self.value);
-        fence(Acquire);
+        smp_mb(ReadOrder);
         // An odd count was a write under way; a changed one, a write since.
         let torn = (seq & 1) | (self.seq.load(Relaxed) ^ seq);
         // One test on the way to a hit.
@@ -367,7 +369,7 @@ impl<const V: usize> Slot<V> {
     fn write(&self, key: [u64; KEY_WORDS], version: &Version<V>, value: [u64; VALUE_WORDS]) {
         let seq = self.seq.load(Relaxed);
         self.seq.store(seq.wrapping_add(1), Relaxed);
-        fence(Release);
+        smp_mb(WriteOrder);
         for (w, v) in self.key.iter().zip(key) {
             w.store(v, Relaxed);
         }
@@ -387,11 +389,11 @@ impl<const V: usize> Slot<V> {
 #[repr(align(64))]
 pub struct Set<const V: usize = VERSION_WORDS> {
     /// Held by the one writer of the set; readers never look at it.
-    lock: AtomicBool,
+    lock: Atomic<bool>,
     /// The next way CLOCK considers for eviction; only under the lock.
-    hand: AtomicU8,
-    /// The reference bits of the ways ([`WAY_BITS`]).
-    referenced: AtomicU8,
+    hand: Atomic<i8>,
+    /// The reference bit of each way.
+    referenced: [Atomic<bool>; WAYS],
     slots: [Slot<V>; WAYS],
 }
 
@@ -402,7 +404,7 @@ impl<const V: usize> Default for Set<V> {
 }
 
 /// The lock of a set, held until dropped.
-struct Locked<'a>(&'a AtomicBool);
+struct Locked<'a>(&'a Atomic<bool>);
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
@@ -414,9 +416,9 @@ impl<const V: usize> Set<V> {
     /// An empty set.
     pub fn new() -> Self {
         Set {
-            lock: AtomicBool::new(false),
-            hand: AtomicU8::new(0),
-            referenced: AtomicU8::new(0),
+            lock: Atomic::new(false),
+            hand: Atomic::new(0),
+            referenced: core::array::from_fn(|_| Atomic::new(false)),
             slots: core::array::from_fn(|_| Slot::new()),
         }
     }
@@ -428,34 +430,38 @@ impl<const V: usize> Set<V> {
             return None;
         }
         self.lock
-            .compare_exchange(false, true, Acquire, Relaxed)
+            .cmpxchg(false, true, Acquire)
             .ok()
             .map(|_| Locked(&self.lock))
     }
 
     /// Marks a way used: a write only when its bit is clear.
     #[inline]
-    fn reference(&self, bit: u8) {
-        if self.referenced.load(Relaxed) & bit == 0 {
-            self.referenced.fetch_or(bit, Relaxed);
+    fn reference(bit: &Atomic<bool>) {
+        if !bit.load(Relaxed) {
+            bit.store(true, Relaxed);
         }
     }
 
     /// The way to evict, by CLOCK; moves the hand past it. Under the lock.
     fn victim(&self, _lock: &Locked<'_>) -> usize {
-        let mut hand = usize::from(self.hand.load(Relaxed)).min(WAYS.wrapping_sub(1));
+        let mut hand = usize::try_from(self.hand.load(Relaxed))
+            .unwrap_or(0)
+            .min(WAYS.wrapping_sub(1));
         // Readers may set bits again meanwhile: after two rounds, take the
         // slot under the hand whatever its bit.
         for _ in 0..2 * WAYS {
-            let bit = WAY_BITS.get(hand).copied().unwrap_or(0);
-            if self.referenced.load(Relaxed) & bit == 0 {
+            let Some(bit) = self.referenced.get(hand) else {
+                break;
+            };
+            if !bit.load(Relaxed) {
                 break;
             }
-            self.referenced.fetch_and(!bit, Relaxed);
+            bit.store(false, Relaxed);
             hand = hand.wrapping_add(1) % WAYS;
         }
         let next = hand.wrapping_add(1) % WAYS;
-        self.hand.store(u8::try_from(next).unwrap_or(0), Relaxed);
+        self.hand.store(i8::try_from(next).unwrap_or(0), Relaxed);
         hand
     }
 }
@@ -548,12 +554,12 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         let Some(set) = self.set(key) else {
             return Lookup::Miss;
         };
-        for (slot, bit) in set.slots.iter().zip(WAY_BITS) {
+        for (slot, bit) in set.slots.iter().zip(&set.referenced) {
             match slot.read(key, version) {
                 Read::Other => continue,
                 Read::Stale => return Lookup::Stale,
                 Read::Hit(value) => {
-                    set.reference(bit);
+                    Set::<V>::reference(bit);
                     return Lookup::Hit(value);
                 }
             }
@@ -591,8 +597,9 @@ impl<S: Deref<Target = [Set<V>]>, const V: usize> Cache<S, V> {
         // Rewriting the same words would only make concurrent readers miss.
         if !slot.holds_locked(key, version, value) {
             if outcome != Insert::Replaced {
-                let bit = WAY_BITS.get(way).copied().unwrap_or(0);
-                set.referenced.fetch_and(!bit, Relaxed);
+                if let Some(bit) = set.referenced.get(way) {
+                    bit.store(false, Relaxed);
+                }
             }
             slot.write(key.words(), version, value);
         }

@@ -46,6 +46,13 @@ mod provider;
 mod stats;
 #[path = "status.rs"]
 mod status;
+// The kernel's atomics and barriers, for the cache; stand-ins where the
+// kernel crate has none (6.12).
+#[cfg(mmap3_kernel_sync_atomic)]
+use kernel::sync;
+#[cfg(not(mmap3_kernel_sync_atomic))]
+#[path = "sync.rs"]
+mod sync;
 
 use compat::InPlaceModule;
 use file::Superblocks;

@@ -20,3 +20,7 @@ pub use buildid::*;
 
 #[path = "../../src/cache.rs"]
 pub mod cache;
+
+// What the cache uses of the kernel's atomics, over core's (as on 6.12).
+#[path = "../../src/sync.rs"]
+mod sync;
