@@ -10,6 +10,9 @@
 //! through this module. The stand-ins offer only what the module uses; the
 //! C they need is in `rust/compat.c`.
 
+// The stand-ins below use the prelude; where the kernel needs none of
+// them (6.12 without the series) it is unused.
+#[allow(unused_imports)]
 use kernel::prelude::*;
 
 /// `module!` in the syntax of Linux 7.3 (`authors`, an [`InPlaceModule`]),
@@ -171,15 +174,16 @@ mod vma {
     }
 }
 
-/// `Opaque::try_ffi_init()`, for kernel crates without it.
-#[cfg(not(mmap3_kernel_opaque_try_ffi_init))]
+/// `Opaque::try_ffi_init()`, for kernel crates without it (the series'
+/// provider registration uses it).
+#[cfg(all(mmap3_series, not(mmap3_kernel_opaque_try_ffi_init)))]
 pub(crate) trait OpaqueExt<T>: Sized {
     /// An initialiser that calls `init_func` with a pointer to the
     /// uninitialised `T`, and fails when it does.
     fn try_ffi_init<E>(init_func: impl FnOnce(*mut T) -> Result<(), E>) -> impl PinInit<Self, E>;
 }
 
-#[cfg(not(mmap3_kernel_opaque_try_ffi_init))]
+#[cfg(all(mmap3_series, not(mmap3_kernel_opaque_try_ffi_init)))]
 impl<T> OpaqueExt<T> for kernel::types::Opaque<T> {
     fn try_ffi_init<E>(init_func: impl FnOnce(*mut T) -> Result<(), E>) -> impl PinInit<Self, E> {
         // SAFETY: An `Opaque<T>` may hold an uninitialised `T`: whatever

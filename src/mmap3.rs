@@ -70,8 +70,13 @@ compat::module! {
 /// kernel calls for its mmap3 perf events, or in the module alone.
 #[cfg(mmap3_series)]
 type Home = provider::Registration<Mmap3Provider>;
+
+/// The provider, alone: the kernel has no hook for it.
 #[cfg(not(mmap3_series))]
-type Home = Mmap3Provider;
+#[pin_data]
+struct Home {
+    provider: Mmap3Provider,
+}
 
 #[cfg(mmap3_series)]
 impl probe::AsProvider for Home {
@@ -83,7 +88,7 @@ impl probe::AsProvider for Home {
 #[cfg(not(mmap3_series))]
 impl probe::AsProvider for Home {
     fn provider(&self) -> &Mmap3Provider {
-        self
+        &self.provider
     }
 }
 
@@ -96,8 +101,8 @@ fn new_home(module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
 /// The provider in its [`Home`].
 #[cfg(not(mmap3_series))]
 fn new_home(_module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
-    // A `Result` initialises in place what it holds.
-    Ok(Mmap3Provider::new())
+    let provider = Mmap3Provider::new()?;
+    Ok(try_pin_init!(Home { provider }))
 }
 
 /// The module's state; dropped field by field, in this order: the trace
