@@ -202,7 +202,8 @@ rmmod mmap3
 # status, the sample's pid and tid, the printed line's tokens in
 # DESIGN.md's order, and the fields by DESIGN.md's names. With the perf of
 # scripts/perf.sh that scripts/guest.sh stages in /tests/perf (libtraceevent
-# reads the event's format): skipped when there is none.
+# reads the event's format): skipped when there is none, a skip that fails
+# the run (tests/qemu/run.sh; make test and make test-event build perf).
 PERF_DIR=/tests/perf
 gperf() { HOME=/tmp/perf-home "$PERF_DIR/perf" "$@"; }
 perf_tests() {
