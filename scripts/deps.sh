@@ -7,13 +7,16 @@
 # linux-source-6.12: the 6.12 kernel (MMAP3_KVER=6.12). linux-source-7.3,
 # the 7.3 kernel and the tree perf is built from for both kernels
 # (PERF_KVER, scripts/lib.sh), is not a bookworm package:
-# scripts/kernel-source.sh downloads it. perf needs nothing more than the
-# kernel: libelf-dev, zlib1g-dev, flex, bison, make, gcc. valgrind:
+# scripts/kernel-source.sh downloads it. perf needs what the kernel does
+# (libelf-dev, zlib1g-dev, flex, bison, make, gcc) and libtraceevent-dev,
+# which its Makefile finds with pkg-config (pkgconf); its libbpf is built
+# from the kernel tree (PERF_MAKE_FLAGS, scripts/lib.sh). valgrind:
 # buildid/callgrind-hit.sh, in make bench (which installs it too, run alone).
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms
-	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot)
+	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot
+	  libtraceevent-dev pkgconf)
 BINDGEN_VERSION=0.73.2
 
 missing=()

@@ -4,7 +4,7 @@
 # second provider module, the demo program, the fixtures and their
 # MANIFEST, the module, the guest
 # scripts, perf (scripts/perf.sh) and the module as dkms built it when there
-# are), then boot it
+# are; for event.sh, only what it needs, see below), then boot it
 # with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
 # (scripts/kernel.sh, scripts/module.sh; scripts/dkms-test.sh for the
 # dkms-built one).
@@ -16,7 +16,9 @@ rm -rf "$guest"
 mkdir -p "$guest"
 # event.sh: the trace event alone, on any kernel (the unpatched one too,
 # whose headers have no MMAP3 for the selftests): the fixtures and their
-# MANIFEST, the module and the script.
+# MANIFEST, the module, the script, the event's selftest and, when it was
+# built, perf (scripts/perf.sh: one perf for both kernels), which the
+# script records the event with.
 if [ "$script" = event.sh ]; then
 	log "building the fixtures"
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
@@ -28,6 +30,7 @@ if [ "$script" = event.sh ]; then
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
+	[ ! -x "$PERF_BUILD/guest/perf" ] || cp -a "$PERF_BUILD/guest" "$guest/perf"
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"

@@ -97,14 +97,29 @@ PERF_BUILD=$MMAP3_WORK/perf-build
 PERF_ASAN_BUILD=$MMAP3_WORK/perf-asan
 PERF_UPSTREAM_BUILD=$MMAP3_WORK/perf-upstream
 
-# perf without the optional libraries (python, perl, libtraceevent, libbpf,
-# libunwind, libdw, slang, libLLVM, ...): libelf and zlib only. NO_LIBDW is
-# 7.3's name for what NO_DWARF was; NO_RUST leaves out 7.3's Rust test
-# workload (perf test -w code_with_type), which ar fails to archive here
-# ("LLVM ERROR: Invalid encoding": the LLVMgold plugins of LLVM 14 and 19
-# that ar loads do not read the objects of the machine's newer rustc).
+# perf as distributions build it as far as the tests go: with libelf and
+# zlib, libtraceevent (the distribution's, libtraceevent-dev: what
+# `perf script` and `perf evlist` print tracepoints' fields with, for
+# `perf record -e mmap3:build_id`) and libbpf, which perf record needs to
+# write the bpf_prog_info of BPF programs (PERF_RECORD_BPF_EVENT) into
+# perf.data: perf's default, a static build of the tree's own
+# tools/lib/bpf (libbpf 1.8, what 7.3's perf is written against), not
+# bookworm's libbpf-dev (1.1.2: it passes 7.3's check, 1.0 or newer, for
+# LIBBPF_DYNAMIC=1, but is seven releases older, and the guest would need
+# one more library). Without the BPF skeletons (BUILD_BPF_SKEL=0: bpftool,
+# bperf counters, off-CPU, lock contention, sample filters): each of the
+# three builds would also build bpftool and compile the BPF programs with
+# clang, for features no test uses, whose CO-RE programs need the kernel's
+# BTF, which the test kernels do not have (no CONFIG_DEBUG_INFO_BTF).
+# Everything else optional (python, perl, libunwind, libdw, slang,
+# libLLVM, ...) is off. NO_LIBDW is 7.3's name for what NO_DWARF was;
+# NO_RUST leaves out 7.3's Rust test workload (perf test -w
+# code_with_type), which ar fails to archive here ("LLVM ERROR: Invalid
+# encoding": the LLVMgold plugins of LLVM 14 and 19 that ar loads do not
+# read the objects of the machine's newer rustc).
 PERF_MAKE_FLAGS=(
-	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBTRACEEVENT=1 NO_LIBLLVM=1 NO_LIBBPF=1
+	BUILD_BPF_SKEL=0
+	NO_LIBPYTHON=1 NO_LIBPERL=1 NO_LIBLLVM=1
 	NO_JVMTI=1 NO_LIBUNWIND=1 NO_LIBDW_DWARF_UNWIND=1 NO_DWARF=1 NO_LIBDW=1
 	NO_LIBDEBUGINFOD=1 NO_SLANG=1 NO_GTK2=1 NO_LIBBABELTRACE=1 NO_LIBNUMA=1
 	NO_LIBCAP=1 NO_LIBPFM4=1 NO_DEMANGLE=1 NO_LIBZSTD=1 NO_LIBCRYPTO=1

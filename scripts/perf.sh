@@ -36,11 +36,13 @@
 # the files that differ from the last build: make rebuilds what they touch.
 # Do not edit $PERF_SRC: it is checked out again whenever the inputs change.
 #
-# Only libelf (build-ids, symbols) and zlib, which libelf needs anyway, are
-# linked in; everything optional (python, perl, libtraceevent, libbpf,
-# libunwind, libdw, slang, libLLVM, ...) is off, so the guest needs three
-# small libraries beside libc. Skipped when the inputs (the patch series and
-# this script) have not changed since the last build.
+# Linked in: libelf (build-ids, symbols), zlib, which libelf needs anyway,
+# libtraceevent (tracepoints' fields: perf script of mmap3:build_id) and
+# libbpf, built from the tree (PERF_MAKE_FLAGS in scripts/lib.sh says why
+# these and not the rest: python, perl, libunwind, libdw, slang, libLLVM,
+# the BPF skeletons, ... are off), so the guest needs a few small libraries
+# beside libc. Skipped when the inputs (the patch series, this script and
+# scripts/lib.sh) have not changed since the last build.
 . "$(dirname "$0")/lib.sh"
 
 asan=0

@@ -7,8 +7,10 @@
 # drop_caches) and warm, and compares each event with the fixtures'
 # MANIFEST: the build-id and status, exactly one event for the program's
 # executable mapping, the task's events in mapping order (the program's,
-# then the vDSO's); last, rmmod with the event enabled. Runs in the guest
-# from /tests.
+# then the vDSO's); last, rmmod with the event enabled. Then the event's
+# selftest (tests/event/mmap3_event.c), and perf reading the event (perf
+# record -e mmap3:build_id of cold and warm fixtures, perf script, perf
+# evlist) when scripts/guest.sh staged perf. Runs in the guest from /tests.
 . ./guest-lib.sh
 
 T=/sys/kernel/tracing
@@ -192,3 +194,104 @@ run mmap3_event event_tests
 insmod /tests/mmap3.ko
 MMAP3_FIXTURES=/tests/fixtures run mmap3_event_selftest /tests/mmap3_event
 rmmod mmap3
+
+# perf reads the event: perf record -e mmap3:build_id, system-wide, of the
+# fixtures run from the cold disk (after drop_caches) and from tmpfs
+# ($FX), then perf script and perf evlist of the recording; each run's
+# executable mapping has exactly one event, with MANIFEST's build-id and
+# status, the sample's pid and tid, the printed line's tokens in
+# DESIGN.md's order, and the fields by DESIGN.md's names. With the perf of
+# scripts/perf.sh that scripts/guest.sh stages in /tests/perf (libtraceevent
+# reads the event's format): skipped when there is none, a skip that fails
+# the run (tests/qemu/run.sh; make test and make test-event build perf).
+PERF_DIR=/tests/perf
+gperf() { HOME=/tmp/perf-home "$PERF_DIR/perf" "$@"; }
+perf_tests() {
+echo "TAP version 13"
+n=0 rc=0
+if [ ! -x $PERF_DIR/perf ]; then
+	echo "ok 1 perf record -e mmap3:build_id # SKIP perf is not staged (scripts/perf.sh)"
+	echo "1..1"
+	return 0
+fi
+mkdir -p /tmp/perf-home
+[ -d $T/events ] || mount -t tracefs tracefs $T
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
+tap $? "the module is loaded"
+
+# The runs: "<where> <name> <pid>" on the workload's stdout.
+cat >/tmp/perf-workload.sh <<'WORKLOAD'
+for f in exec20.elf latenote.elf farnote.elf nobid.elf; do
+	/mnt/$f &
+	echo "/mnt $f $!"
+	wait
+done
+for f in bid20.elf exec20.elf; do
+	/tests/fixtures/$f &
+	echo "/tests/fixtures $f $!"
+	wait
+done
+WORKLOAD
+data=/tmp/mmap3-event.data
+sync
+echo 3 > /proc/sys/vm/drop_caches
+before=$(sed -n 's/^deferred //p' /sys/kernel/debug/mmap3/stats)
+gperf record -e mmap3:build_id -a -N -o $data -- sh /tmp/perf-workload.sh \
+	>/tmp/perf-runs 2>/tmp/perf-record.err
+tap $? "perf record -e mmap3:build_id -a of $(wc -l < /tmp/perf-runs) fixture runs"
+after=$(sed -n 's/^deferred //p' /sys/kernel/debug/mmap3/stats)
+sed 's/^/# /' /tmp/perf-record.err
+# The notes past the first page (latenote, farnote) were not in the page
+# cache at mapping time: their events come from the deferred read.
+[ "$((after - before))" -ge 2 ]
+tap $? "cold: lookups deferred to the read during the recording ($before -> $after)"
+
+# A system-wide perf record adds a dummy event for the side-band records.
+gperf evlist -i $data 2>&1 | grep -v '^#' >/tmp/perf-evlist
+grep -qx mmap3:build_id /tmp/perf-evlist
+tap $? "perf evlist: $(tr '\n' ' ' </tmp/perf-evlist)"
+want=pid,tid,addr,len,pgoff,maj,min,ino,ino_generation,prot,flags,build_id_size,build_id_status,build_id,time,filename
+got=$(gperf evlist -i $data --trace-fields 2>&1 | sed -n 's/.*trace_fields: *//p' | tr -d ' ')
+[ "$got" = "$want" ]
+tap $? "perf evlist --trace-fields: the fields of DESIGN.md by name"
+[ "$got" = "$want" ] || { echo "# want: $want"; echo "# got:  $got"; }
+
+gperf script -i $data -F trace:pid,tid,trace >/tmp/perf-script 2>/tmp/perf-script.err
+tap $? "perf script -F trace:pid,tid,trace: $(wc -l < /tmp/perf-script) events"
+sed 's/^/# /' /tmp/perf-script.err
+head -12 /tmp/perf-script | sed 's/^/# /'
+# The tokens of the printed line, in DESIGN.md's order, on every line.
+tokens="pid tid addr len pgoff dev ino gen prot flags status build_id time file"
+bad=$(awk -v want="$tokens" '{
+	t = ""
+	for (i = 2; i <= NF; i++) { split($i, a, "="); t = t (t == "" ? "" : " ") a[1] }
+	if (t != want) print
+}' /tmp/perf-script | head -3)
+[ -s /tmp/perf-script ] && [ -z "$bad" ]
+tap $? "perf script: the printed line's tokens in DESIGN.md's order"
+[ -z "$bad" ] || printf '# %s\n' "$bad"
+
+while read -r where prog pid; do
+	lines=$(grep " pid=$pid tid=$pid " /tmp/perf-script | grep " file=$where/$prog\$")
+	count=$(printf '%s\n' "$lines" | grep -c .)
+	[ "$count" = 1 ]
+	tap $? "perf: $where/$prog: exactly one event for its executable mapping (pid $pid: $count)"
+	line=$(printf '%s\n' "$lines" | head -1)
+	set -- $(manifest "$prog")
+	want_id=$1 want_status=$2
+	[ "$want_id" = none ] && want_id=-
+	got_id=$(field build_id "$line")
+	got_status=$(field status "$line")
+	sample=$(printf '%s\n' "$line" | awk '{ print $1 }')
+	[ "$got_id" = "$want_id" ] && [ "$got_status" = "$want_status" ] && [ "$sample" = "$pid/$pid" ]
+	tap $? "perf: $where/$prog: build_id=$got_id status=$got_status, sample $sample (MANIFEST: $want_id $want_status)"
+done </tmp/perf-runs
+[ "$rc" = 0 ] || sed 's/^/# /' /tmp/perf-script
+
+rmmod mmap3
+tap $? "rmmod mmap3"
+echo "1..$n"
+return $rc
+}
+
+run mmap3_event_perf perf_tests
