@@ -4,7 +4,8 @@
 # series, as on a distribution kernel ($MMAP3_KVER's, 7.3 by default):
 #   1. the kernel without the series (MMAP3_KERNEL=upstream scripts/kernel.sh,
 #      the baseline of make bench; cached),
-#   2. the module for it (scripts/module.sh: CLIPPY=1, rustfmt), and perf
+#   2. the module for it (scripts/module.sh: CLIPPY=1, rustfmt; and by dkms,
+#      scripts/dkms-test.sh, with depmod's check of its symbols), and perf
 #      (scripts/perf.sh, the one perf of both kernels; cached),
 #   3. tests/qemu/event.sh, the event's selftest (tests/event/) and perf
 #      recording the event in QEMU with 4 CPUs (scripts/guest.sh event.sh).
@@ -13,8 +14,9 @@
 export MMAP3_KERNEL=upstream
 . "$(dirname "$0")/lib.sh"
 
-if ! "$MMAP3_ROOT/scripts/kernel.sh" || ! "$MMAP3_ROOT/scripts/module.sh"; then
-	log "the kernel without the series, or the module for it, did not build"
+if ! "$MMAP3_ROOT/scripts/kernel.sh" || ! "$MMAP3_ROOT/scripts/module.sh" ||
+	! "$MMAP3_ROOT/scripts/dkms-test.sh"; then
+	log "the kernel without the series, or the module for it (by hand or by dkms), did not build"
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
