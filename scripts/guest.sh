@@ -10,7 +10,7 @@
 # dkms-built one).
 . "$(dirname "$0")/lib.sh"
 
-script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|event.sh|--stage}
+script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|event.sh|demo-event.sh|--stage}
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
@@ -19,7 +19,9 @@ mkdir -p "$guest"
 # MANIFEST, the module, the script, the event's selftest and, when it was
 # built, perf (scripts/perf.sh: one perf for both kernels), which the
 # script records the event with.
-if [ "$script" = event.sh ]; then
+# demo-event.sh, make demo's boot of the kernel without the series
+# (demo/event.sh), takes the same, and upstream's perf when it was built.
+if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	log "building the fixtures"
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
 	cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/event.sh" \
@@ -31,6 +33,10 @@ if [ "$script" = event.sh ]; then
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
 	[ ! -x "$PERF_BUILD/guest/perf" ] || cp -a "$PERF_BUILD/guest" "$guest/perf"
+	if [ "$script" = demo-event.sh ]; then
+		cp "$MMAP3_ROOT/demo/event.sh" "$guest/demo-event.sh"
+		[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
+	fi
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"
