@@ -21,6 +21,11 @@
  *   with MANIFEST's build-id or SKIPPED (the task never returned to user
  *   space: nothing was read); none says IO_ERROR.
  *
+ * - mmap3_attr: perf_event_open() with attr.mmap3 succeeds where the
+ *   kernel has the series (its perf_mmap3_register() in /proc/kallsyms)
+ *   and fails with EINVAL, the kernel's answer to an unknown attribute
+ *   bit, where it has not, the module loaded either way.
+ *
  * Skipped when the event is not there (the module is not loaded). Built
  * with the kselftest harness, beside tests/kselftest/ whose helpers it uses.
  */
@@ -485,6 +490,42 @@ TEST_F_TIMEOUT(event, exit_during_deferred_read, 120)
 	EXPECT_EQ(mapped, found + skipped);
 	EXPECT_LE(load_acquire(&m->returned), found);
 	munmap(m, sizeof(*m));
+}
+
+/* Whether /proc/kallsyms names @sym (a function of the kernel itself). */
+static bool kernel_has(const char *sym)
+{
+	char line[512], name[256];
+	bool found = false;
+	FILE *fp = fopen("/proc/kallsyms", "r");
+
+	if (!fp)
+		return false;
+	while (!found && fgets(line, sizeof(line), fp))
+		found = sscanf(line, "%*s %*s %255s", name) == 1 && !strcmp(name, sym);
+	fclose(fp);
+	return found;
+}
+
+TEST_F(event, mmap3_attr)
+{
+	bool series = kernel_has("perf_mmap3_register");
+	struct perf_event_attr attr;
+	int fd;
+
+	if (access("/proc/kallsyms", R_OK) || !kernel_has("perf_event_mmap"))
+		SKIP(return, "no /proc/kallsyms to tell the kernel's series by");
+	side_band_attr(&attr);
+	attr.mmap3 = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	TH_LOG("series: %s; attr.mmap3: %s", series ? "yes" : "no", fd < 0 ? strerror(errno) : "opened");
+	if (series) {
+		ASSERT_LE(0, fd);
+		close(fd);
+	} else {
+		ASSERT_EQ(-1, fd);
+		ASSERT_EQ(EINVAL, errno);
+	}
 }
 
 TEST_HARNESS_MAIN
