@@ -27,7 +27,10 @@
 #   5. the selftests in QEMU, and the dkms-built module loaded there
 #      (scripts/guest.sh all.sh), then the concurrency and stress tests
 #      again with 4 CPUs (MMAP3_SMP=4 scripts/guest.sh smp4.sh);
-#   6. on the test kernels, the selftests as the kernel series has them
+#   6. the trace event mmap3:build_id (tests/qemu/event.sh, tests/event/,
+#      perf -e mmap3:build_id) on 4 CPUs: on each kernel tested, and on 7.3
+#      without the series (scripts/test-event.sh);
+#   7. on the test kernels, the selftests as the kernel series has them
 #      (patches/0007), with the kernel's own perf_events selftests, installed
 #      with `make -C tools/testing/selftests TARGETS=perf_events install`
 #      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
