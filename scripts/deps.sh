@@ -10,10 +10,12 @@
 # scripts/kernel-source.sh downloads it. perf needs nothing more than the
 # kernel: libelf-dev, zlib1g-dev, flex, bison, make, gcc. valgrind:
 # buildid/callgrind-hit.sh, in make bench (which installs it too, run alone).
+# libbpf-dev, bpftool: the BPF example examples/bpf/ (clang-19's BPF target,
+# libbpf.a, libelf.a and libz.a for its static guest build).
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms
-	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot)
+	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot libbpf-dev bpftool)
 BINDGEN_VERSION=0.73.2
 
 missing=()

@@ -16,7 +16,9 @@ rm -rf "$guest"
 mkdir -p "$guest"
 # event.sh: the trace event alone, on any kernel (the unpatched one too,
 # whose headers have no MMAP3 for the selftests): the fixtures and their
-# MANIFEST, the module and the script.
+# MANIFEST, the module and the script, the event's selftest, and the BPF
+# example (examples/bpf/, built static in $MMAP3_WORK/bpf-example) with
+# runas (tests/perf/runas.c) to run it unprivileged.
 if [ "$script" = event.sh ]; then
 	log "building the fixtures"
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
@@ -28,6 +30,11 @@ if [ "$script" = event.sh ]; then
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
+	log "building the BPF example (examples/bpf)"
+	make -s -C "$MMAP3_ROOT/examples/bpf" OUTPUT="$MMAP3_WORK/bpf-example" STATIC=1 >&2 ||
+		die "examples/bpf does not build (clang, libbpf-dev, bpftool: scripts/deps.sh)"
+	cp "$MMAP3_WORK/bpf-example/mmap3_build_id" "$guest/"
+	gcc -O2 -Wall -static -o "$guest/runas" "$MMAP3_ROOT/tests/perf/runas.c"
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"

@@ -12,11 +12,19 @@
 
 #include "mmap3_build_id.h"
 
-/* Set by user space before the load: the process to follow, 0 for all. */
-const volatile __u32 target_pid;
-
-/* Events dropped because the ring buffer was full; user space reports it. */
-__u64 lost;
+/*
+ * Set by user space before it attaches the program: the process to
+ * follow; read by it at the end: the events lost. A map of its own rather
+ * than global variables (.rodata, .bss): libbpf creates those only once a
+ * socket filter program loads, which a kernel without CONFIG_NET (the
+ * project's test guest) refuses.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mmap3_build_id_state);
+} state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -26,14 +34,16 @@ struct {
 SEC("tp/mmap3/build_id")
 int mmap3_build_id(struct mmap3_build_id_ctx *ctx)
 {
+	struct mmap3_build_id_state *s;
 	struct mmap3_build_id_event *e;
-	__u32 loc;
+	__u32 key = 0, loc;
 
-	if (target_pid && ctx->pid != target_pid)
+	s = bpf_map_lookup_elem(&state, &key);
+	if (!s || (s->pid && ctx->pid != s->pid))
 		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&lost, 1);
+		__sync_fetch_and_add(&s->lost, 1);
 		return 0;
 	}
 	e->pid = ctx->pid;

@@ -16,7 +16,8 @@
  * attached: every mapping made from then on is reported.
  *
  * The BPF program (mmap3_build_id.bpf.c, embedded by bpftool's skeleton)
- * filters by PID and sends each event through a BPF ring buffer. Exits 0
+ * filters by PID and sends each event through a BPF ring buffer; a full
+ * ring buffer drops events, counted and reported on stderr at the end. Exits 0
  * when stopped (after printing what the ring buffer still holds), 1 on an
  * error (no event: the module is not loaded; BPF not permitted; ...), 2 on
  * a usage error.
@@ -239,12 +240,14 @@ static int fail(const char *what, int err)
 
 int main(int argc, char **argv)
 {
+	struct mmap3_build_id_state state = { 0 };
 	struct mmap3_build_id_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct state st = { 0 };
 	unsigned long long pid = 0;
 	struct sigaction sa;
 	int opt, err, rc = 1;
+	__u32 key = 0;
 
 	while ((opt = getopt(argc, argv, "p:n:vh")) != -1) {
 		switch (opt) {
@@ -292,10 +295,16 @@ int main(int argc, char **argv)
 	skel = mmap3_build_id_bpf__open();
 	if (!skel)
 		return fail("opening the BPF object", errno);
-	skel->rodata->target_pid = pid;
 	err = mmap3_build_id_bpf__load(skel);
 	if (err) {
 		rc = fail("loading the BPF program", err);
+		goto out;
+	}
+	state.pid = pid;
+	err = bpf_map__update_elem(skel->maps.state, &key, sizeof(key), &state,
+				   sizeof(state), BPF_ANY);
+	if (err) {
+		rc = fail("setting the pid filter", err);
 		goto out;
 	}
 	err = mmap3_build_id_bpf__attach(skel);
@@ -326,9 +335,15 @@ int main(int argc, char **argv)
 		rc = fail("reading the ring buffer", err);
 		goto out;
 	}
-	if (skel->bss->lost)
+	err = bpf_map__lookup_elem(skel->maps.state, &key, sizeof(key), &state,
+				   sizeof(state), 0);
+	if (err) {
+		rc = fail("reading the count of lost events", err);
+		goto out;
+	}
+	if (state.lost)
 		fprintf(stderr, "%s: %llu events lost: the ring buffer was full\n",
-			prog, (unsigned long long)skel->bss->lost);
+			prog, (unsigned long long)state.lost);
 	rc = 0;
 out:
 	if (fflush(stdout) || ferror(stdout)) {

@@ -55,6 +55,13 @@ struct mmap3_build_id_ctx {
 	__u32 filename;		/* __data_loc: offset | length << 16 */
 };
 
+/* The one value of the map "state": what user space sets, what BPF counts. */
+struct mmap3_build_id_state {
+	__u32 pid;		/* the process to follow, 0 for all */
+	__u32 reserved;
+	__u64 lost;		/* events dropped: the ring buffer was full */
+};
+
 /* One event, as the ring buffer carries it to user space. */
 struct mmap3_build_id_event {
 	__u64 addr;
