@@ -8,9 +8,10 @@
 # MANIFEST: the build-id and status, exactly one event for the program's
 # executable mapping, the task's events in mapping order (the program's,
 # then the vDSO's); last, rmmod with the event enabled. Then the event's
-# selftest (tests/event/), and the BPF example (examples/bpf/, bpf_tests)
-# against MANIFEST, ftrace's lines and /proc/PID/maps. Runs in the guest
-# from /tests.
+# selftest (tests/event/), the BPF example (examples/bpf/, bpf_tests)
+# against MANIFEST, ftrace's lines and /proc/PID/maps, and the README's
+# bpftrace one-liner (bpftrace_tests) against MANIFEST and ftrace's lines.
+# Runs in the guest from /tests.
 . ./guest-lib.sh
 
 T=/sys/kernel/tracing
@@ -373,3 +374,112 @@ return $rc
 }
 
 run mmap3_build_id_bpf bpf_tests
+
+# bpftrace_tests: the bpftrace one-liner of examples/bpf/README.md, as
+# written there (/tests/bpftrace/oneliner), with bookworm's bpftrace
+# (scripts/guest.sh stages it with its libraries in /tests/bpftrace), while
+# fixtures run cold and warm, beside ftrace's event: for each run exactly
+# one line for its executable mapping, with MANIFEST's build-id and status
+# and ftrace's range, pgoff and time.
+BT=/tests/bpftrace
+
+# bt_check WHERE NAME PID: the one-liner's line (/tmp/bt.out) of NAME's
+# executable mapping against MANIFEST and ftrace's line (/tmp/trace).
+bt_check() {
+	where=$1 prog=$2 pid=$3
+	lines=$(grep "^pid=$pid tid=$pid .* file=$where/$prog\$" /tmp/bt.out)
+	count=$(printf '%s\n' "$lines" | grep -c .)
+	[ "$count" = 1 ]
+	tap $? "bpftrace $where/$prog: exactly one line for its executable mapping (pid $pid: $count)"
+	line=" $lines"
+	id=$(field build_id "$line" | sed 's/\\x//g')
+	[ -n "$id" ] || id=-
+	# status: the number of enum perf_mmap3_build_id_status.
+	status=$(field status "$line")
+	set -- FOUND NO_FILE NOT_ELF NO_BUILD_ID MALFORMED IO_ERROR SKIPPED
+	[ "${status:-0}" -ge 1 ] 2>/dev/null && [ "$status" -le $# ] && eval "status=\${$status}"
+	set -- $(manifest "$prog")
+	want_id=$1 want_status=$2
+	[ "$want_id" = none ] && want_id=-
+	[ "$id" = "$want_id" ] && [ "$status" = "$want_status" ]
+	tap $? "bpftrace $where/$prog: build_id=$id status=$status (MANIFEST: $want_id $want_status)"
+	got="$(field range "$line") $(field pgoff "$line") $(field time "$line")"
+	tr=$(grep " pid=$pid tid=$pid .*file=$where/$prog\$" /tmp/trace | head -1)
+	addr=$(field addr "$tr") len=$(field len "$tr") pgoff=$(field pgoff "$tr")
+	want="$(printf '%x-%x %x' $((addr)) $((addr + len)) $((pgoff))) $(field time "$tr")"
+	[ -n "$tr" ] && [ "$got" = "$want" ]
+	tap $? "bpftrace $where/$prog: range, pgoff, time as ftrace's: $got"
+	[ "$got" = "$want" ] || echo "# ftrace: $tr"
+}
+
+# bt_attached: bpftrace prints "Attaching 1 probe..." before it attaches
+# (and runs BEGIN before too): waits, up to 60 s, until its output has a
+# line of a canary process.
+bt_attached() {
+	i=0
+	while [ $i -lt 120 ] && kill -0 $bt 2>/dev/null; do
+		/bin/busybox true &
+		cpid=$!
+		wait $cpid
+		usleep 100000
+		grep -q "^pid=$cpid " /tmp/bt.out && return 0
+		i=$((i + 1))
+		usleep 400000
+	done
+	return 1
+}
+
+bpftrace_tests() {
+n=0
+rc=0
+echo "TAP version 13"
+if [ ! -x $BT/bpftrace ] || [ ! -s $BT/oneliner ]; then
+	echo "ok 1 bpftrace one-liner # SKIP bpftrace was not staged (scripts/guest.sh)"
+	echo "1..1"
+	return 0
+fi
+echo "# $(cat $BT/oneliner)"
+[ -d $T/events ] || mount -t tracefs tracefs $T
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
+tap $? "the module is loaded"
+
+echo > $T/trace
+echo 1 > $EV/enable
+# The wrapper named bpftrace execs bpftrace: $! is bpftrace's pid.
+PATH=$BT:$PATH sh -c "exec $(cat $BT/oneliner)" >/tmp/bt.out 2>/tmp/bt.err &
+bt=$!
+bt_attached
+tap $? "bpftrace attached (pid $bt): it reports a canary process"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+cold=""
+for f in exec20.elf latenote.elf farnote.elf nobid.elf; do
+	cold="$cold $f:$(run_prog /mnt/$f)"
+done
+warm=""
+for f in exec20.elf bid16.elf; do
+	warm="$warm $f:$(run_prog /mnt/$f)"
+done
+tmp=""
+for f in bid20.elf; do
+	tmp="$tmp $f:$(run_prog $FX/$f)"
+done
+kill -INT $bt
+wait $bt
+r=$?
+[ "$r" = 0 ]
+tap $? "bpftrace: exit 0 at SIGINT (rc $r)"
+echo 0 > $EV/enable
+cat $T/trace > /tmp/trace
+sed 's/^/# stderr: /' /tmp/bt.err
+grep '^pid=' /tmp/bt.out | grep -v ' file=/bin/busybox$' | head -8 | sed 's/^/# /'
+
+for r in $cold $warm; do bt_check /mnt "${r%%:*}" "${r##*:}"; done
+for r in $tmp; do bt_check $FX "${r%%:*}" "${r##*:}"; done
+rmmod mmap3
+tap $? "rmmod after bpftrace exited"
+echo "1..$n"
+return $rc
+}
+
+run mmap3_build_id_bpftrace bpftrace_tests
