@@ -5,7 +5,8 @@
 #   1. the kernel without the series (MMAP3_KERNEL=upstream scripts/kernel.sh,
 #      the baseline of make bench; cached),
 #   2. the module for it (scripts/module.sh: CLIPPY=1, rustfmt),
-#   3. tests/qemu/event.sh and the event's selftest (tests/event/) in QEMU
+#   3. tests/qemu/event.sh (with examples/bpf/'s libbpf program and
+#      bpftrace one-liner) and the event's selftest (tests/event/) in QEMU
 #      with 4 CPUs (scripts/guest.sh event.sh).
 # make test runs it for 7.3; 6.12 is `make test-event MMAP3_KVER=6.12`.
 # Ends with "N passed, N failed, N skipped"; exits non-zero on a failure.

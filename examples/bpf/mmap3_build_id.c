@@ -36,6 +36,8 @@
 #include "mmap3_build_id.h"
 #include "mmap3_build_id.skel.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static const char *prog = "mmap3_build_id";
 static volatile sig_atomic_t stop;
 static int verbose;
@@ -73,7 +75,7 @@ static const char *status_name(unsigned int status)
 		[MMAP3_SKIPPED] = "SKIPPED",
 	};
 
-	if (status < sizeof(names) / sizeof(names[0]) && names[status])
+	if (status < ARRAY_SIZE(names) && names[status])
 		return names[status];
 	return "UNKNOWN";
 }
@@ -118,7 +120,7 @@ static const struct {
 	FIELD(time), FIELD(filename),
 };
 
-#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+#define NFIELDS ARRAY_SIZE(fields)
 
 /*
  * Checks that the event exists and that its format file has the layout
@@ -136,7 +138,7 @@ static int check_format(void)
 	FILE *f = NULL;
 	size_t i, k;
 
-	for (i = 0; i < sizeof(tracefs) / sizeof(tracefs[0]) && !f; i++) {
+	for (i = 0; i < ARRAY_SIZE(tracefs) && !f; i++) {
 		snprintf(path, sizeof(path), "%s/events", tracefs[i]);
 		if (access(path, F_OK) == 0)
 			mounted = 1;
