@@ -12,11 +12,15 @@
 # which its Makefile finds with pkg-config (pkgconf); its libbpf is built
 # from the kernel tree (PERF_MAKE_FLAGS, scripts/lib.sh). valgrind:
 # buildid/callgrind-hit.sh, in make bench (which installs it too, run alone).
+# libbpf-dev, bpftool: the BPF example examples/bpf/ (clang-19's BPF target,
+# libbpf.a, libelf.a and libz.a for its static guest build); bpftrace: its
+# README's one-liner, which the event's guest run (scripts/guest.sh event.sh)
+# runs with bpftrace and its libraries copied in.
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms
 	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot
-	  libtraceevent-dev pkgconf)
+	  libtraceevent-dev pkgconf libbpf-dev bpftool bpftrace)
 BINDGEN_VERSION=0.73.2
 
 missing=()

@@ -4,7 +4,8 @@
 # second provider module, the demo program, the fixtures and their
 # MANIFEST, the module, the guest
 # scripts, perf (scripts/perf.sh) and the module as dkms built it when there
-# are; for event.sh, only what it needs, see below), then boot it
+# are; for event.sh only what the trace event's tests need: perf, the BPF
+# example and bpftrace among them), then boot it
 # with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
 # (scripts/kernel.sh, scripts/module.sh; scripts/dkms-test.sh for the
 # dkms-built one).
@@ -16,11 +17,14 @@ rm -rf "$guest"
 mkdir -p "$guest"
 # event.sh: the trace event alone, on any kernel (the unpatched one too,
 # whose headers have no MMAP3 for the selftests): the fixtures and their
-# MANIFEST, the module, the script, the event's selftest and, when it was
+# MANIFEST, the module, the script, the event's selftest; when it was
 # built, perf (scripts/perf.sh: one perf for both kernels), which the
-# script records the event with.
-# demo-event.sh, make demo's boot of the kernel without the series
-# (demo/event.sh), takes the same, and upstream's perf when it was built.
+# script records the event with; the BPF example (examples/bpf/, built
+# static in $MMAP3_WORK/bpf-example) with runas (tests/perf/runas.c) to
+# run it unprivileged, and the host's bpftrace with the one-liner of
+# examples/bpf/README.md. demo-event.sh, make demo's boot of the kernel
+# without the series (demo/event.sh), takes the same, and upstream's perf
+# when it was built.
 if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	log "building the fixtures"
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
@@ -37,6 +41,33 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 		cp "$MMAP3_ROOT/demo/event.sh" "$guest/demo-event.sh"
 		[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 	fi
+	log "building the BPF example (examples/bpf)"
+	make -s -C "$MMAP3_ROOT/examples/bpf" OUTPUT="$MMAP3_WORK/bpf-example" STATIC=1 >&2 ||
+		die "examples/bpf does not build (clang, libbpf-dev, bpftool: scripts/deps.sh)"
+	cp "$MMAP3_WORK/bpf-example/mmap3_build_id" "$guest/"
+	gcc -O2 -Wall -static -o "$guest/runas" "$MMAP3_ROOT/tests/perf/runas.c"
+	# bpftrace (bookworm's 0.17, linked against LLVM 14: about 80 MB more
+	# in the gzipped initramfs, a few seconds more per boot) in
+	# $guest/bpftrace: the binary, the libraries ldd lists, the uapi
+	# headers and the kernel's u8...u64 (without BTF, bpftrace declares the
+	# event's format with them; the guest has no kernel headers), behind a
+	# wrapper named bpftrace; and the README's one-liner, as it is written.
+	bt=$(command -v bpftrace) || die "bpftrace not found (scripts/deps.sh installs it)"
+	mkdir -p "$guest/bpftrace/lib" "$guest/bpftrace/include"
+	cp "$bt" "$guest/bpftrace/bpftrace.bin"
+	ldd "$bt" | awk '$3 ~ /^\// { print $3 }' | xargs cp -L -t "$guest/bpftrace/lib/"
+	cp -a /usr/include/linux /usr/include/asm-generic \
+		"/usr/include/$(gcc -print-multiarch)/asm" "$guest/bpftrace/include/"
+	printf '%s\n' '#include <linux/types.h>' 'typedef __u8 u8;' 'typedef __u16 u16;' \
+		'typedef __u32 u32;' 'typedef __u64 u64;' 'typedef __s32 s32;' 'typedef __s64 s64;' \
+		>"$guest/bpftrace/include/kernel_types.h"
+	printf '%s\n' '#!/bin/sh' \
+		'LD_LIBRARY_PATH=/tests/bpftrace/lib exec /tests/bpftrace/bpftrace.bin -I /tests/bpftrace/include --include kernel_types.h "$@"' \
+		>"$guest/bpftrace/bpftrace"
+	chmod +x "$guest/bpftrace/bpftrace"
+	sed -n "s/^    \(bpftrace -e '.*'\)\$/\1/p" "$MMAP3_ROOT/examples/bpf/README.md" >"$guest/bpftrace/oneliner"
+	[ "$(wc -l <"$guest/bpftrace/oneliner")" = 1 ] ||
+		die "examples/bpf/README.md: not one bpftrace one-liner (a line \"    bpftrace -e '...'\")"
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"

@@ -7,8 +7,10 @@
 #   2. the module for it (scripts/module.sh: CLIPPY=1, rustfmt; and by dkms,
 #      scripts/dkms-test.sh, with depmod's check of its symbols), and perf
 #      (scripts/perf.sh, the one perf of both kernels; cached),
-#   3. tests/qemu/event.sh, the event's selftest (tests/event/) and perf
-#      recording the event in QEMU with 4 CPUs (scripts/guest.sh event.sh).
+#   3. tests/qemu/event.sh (ftrace; perf record -e mmap3:build_id;
+#      examples/bpf/'s libbpf program and its bpftrace one-liner) and the
+#      event's selftest (tests/event/) in QEMU with 4 CPUs (scripts/guest.sh
+#      event.sh).
 # make test runs it for 7.3; 6.12 is `make test-event MMAP3_KVER=6.12`.
 # Ends with "N passed, N failed, N skipped"; exits non-zero on a failure.
 export MMAP3_KERNEL=upstream

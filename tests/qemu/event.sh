@@ -8,9 +8,12 @@
 # MANIFEST: the build-id and status, exactly one event for the program's
 # executable mapping, the task's events in mapping order (the program's,
 # then the vDSO's); last, rmmod with the event enabled. Then the event's
-# selftest (tests/event/mmap3_event.c), and perf reading the event (perf
+# selftest (tests/event/mmap3_event.c); perf reading the event (perf
 # record -e mmap3:build_id of cold and warm fixtures, perf script, perf
-# evlist) when scripts/guest.sh staged perf. Runs in the guest from /tests.
+# evlist) when scripts/guest.sh staged perf; the BPF example
+# (examples/bpf/, bpf_tests) against MANIFEST, ftrace's lines and
+# /proc/PID/maps; and the README's bpftrace one-liner (bpftrace_tests)
+# against MANIFEST and ftrace's lines. Runs in the guest from /tests.
 . ./guest-lib.sh
 
 T=/sys/kernel/tracing
@@ -294,4 +297,291 @@ echo "1..$n"
 return $rc
 }
 
+# The BPF example (examples/bpf/mmap3_build_id), a libbpf consumer of the
+# event: its errors without the module and unprivileged; then, with the
+# module loaded and the ftrace event enabled beside it, one run over all
+# tasks and one with -p PID -n 2, while fixtures run cold from /mnt, warm
+# and from tmpfs. Each fixture run has exactly one line for its executable
+# mapping, with MANIFEST's build-id and status, and the address range,
+# pgoff, build-id, status and time of ftrace's line of the same mapping; a
+# running busybox's line has the range and pgoff of its /proc/PID/maps.
+BPF=/tests/mmap3_build_id
+
+# wait_attached FILE: waits for the example's "#" line in FILE (it prints
+# it once attached), up to 60 s; fails after that.
+wait_attached() {
+	i=0
+	while ! grep -q '^# pid tid' "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 600 ] || return 1
+		usleep 100000
+	done
+}
+
+# bpf_line PID FILE: the example's lines (/tmp/bpf.out) of PID's mappings
+# of FILE.
+bpf_line() {
+	awk -v p="$1" -v f="$2" '$1 == p && $2 == p && $8 == f' /tmp/bpf.out
+}
+
+# bpf_check WHERE NAME PID: the example's line of NAME's executable
+# mapping, one, with MANIFEST's build-id and status and the values of
+# ftrace's line of that mapping (/tmp/trace).
+bpf_check() {
+	where=$1 prog=$2 pid=$3
+	lines=$(bpf_line "$pid" "$where/$prog")
+	count=$(printf '%s\n' "$lines" | grep -c .)
+	[ "$count" = 1 ]
+	tap $? "bpf $where/$prog: exactly one line for its executable mapping (pid $pid: $count)"
+	set -- $(manifest "$prog")
+	want_id=$1 want_status=$2
+	[ "$want_id" = none ] && want_id=-
+	# pid tid start-end pgoff build_id status time file
+	set -- $lines
+	[ "$5" = "$want_id" ] && [ "$6" = "$want_status" ]
+	tap $? "bpf $where/$prog: build_id=$5 status=$6 (MANIFEST: $want_id $want_status)"
+	got="$3 $4 $5 $6 $7"
+	tr=$(grep " pid=$pid tid=$pid .*file=$where/$prog\$" /tmp/trace | head -1)
+	addr=$(field addr "$tr") len=$(field len "$tr") pgoff=$(field pgoff "$tr")
+	want=$(printf '%08x-%08x %08x' $((addr)) $((addr + len)) $((pgoff)))
+	want="$want $(field build_id "$tr") $(field status "$tr") $(field time "$tr")"
+	[ -n "$tr" ] && [ "$got" = "$want" ]
+	tap $? "bpf $where/$prog: range, pgoff, build-id, status, time as ftrace's: $got"
+	[ "$got" = "$want" ] || echo "# ftrace: $tr"
+}
+
+bpf_tests() {
+n=0
+rc=0
+echo "TAP version 13"
+if [ ! -x $BPF ]; then
+	echo "ok 1 mmap3_build_id # SKIP the example was not staged (scripts/guest.sh)"
+	echo "1..1"
+	return 0
+fi
+[ -d $T/events ] || mount -t tracefs tracefs $T
+! grep -q '^mmap3 ' /proc/modules || rmmod mmap3
+
+# Without the event: a message that says to load the module, exit 1.
+$BPF -n 1 >/tmp/bpf.out 2>/tmp/bpf.err
+r=$?
+[ "$r" = 1 ] && grep -q 'insmod mmap3.ko' /tmp/bpf.err && [ ! -s /tmp/bpf.out ]
+tap $? "without the module: exit $r, $(cat /tmp/bpf.err)"
+
+insmod /tests/mmap3.ko
+tap $? "insmod mmap3.ko"
+# Unprivileged (runas drops root and its capabilities): exit 1, why.
+/tests/runas 1000 $BPF -n 1 >/tmp/bpf.out 2>/tmp/bpf.err
+r=$?
+[ "$r" = 1 ] && grep -q 'not permitted' /tmp/bpf.err && [ ! -s /tmp/bpf.out ]
+tap $? "unprivileged: exit $r, $(cat /tmp/bpf.err)"
+
+# All tasks, beside ftrace's event.
+echo > $T/trace
+echo 1 > $EV/enable
+$BPF >/tmp/bpf.out 2>/tmp/bpf.err &
+all=$!
+wait_attached /tmp/bpf.out
+tap $? "attached over all tasks (pid $all)"
+# -p PID -n 2 on a subshell that execs exec20.elf once the example is
+# attached (the pid is known before the exec): its program, its vDSO.
+mkfifo /tmp/go
+(read -r _ </tmp/go; exec /mnt/exec20.elf) &
+fpid=$!
+timeout 120 $BPF -p $fpid -n 2 >/tmp/bpf.pid 2>/tmp/bpf.pid.err &
+one=$!
+wait_attached /tmp/bpf.pid
+tap $? "attached with -p $fpid -n 2 (pid $one)"
+
+# Cold, then warm, then tmpfs, as event_tests.
+sync
+echo 3 > /proc/sys/vm/drop_caches
+echo go >/tmp/go
+wait $fpid
+cold=""
+for f in latenote.elf farnote.elf nobid.elf; do
+	cold="$cold $f:$(run_prog /mnt/$f)"
+done
+warm=""
+for f in exec20.elf latenote.elf bid16.elf dynamic.elf; do
+	warm="$warm $f:$(run_prog /mnt/$f)"
+done
+tmp=""
+for f in bid20.elf; do
+	tmp="$tmp $f:$(run_prog $FX/$f)"
+done
+# A busybox that runs while /proc/PID/maps is read.
+/bin/busybox sleep 30 &
+spid=$!
+i=0
+while [ "$(tr '\0' ' ' </proc/$spid/cmdline)" != "/bin/busybox sleep 30 " ] && [ $i -lt 600 ]; do
+	i=$((i + 1))
+	usleep 10000
+done
+maps=$(grep ' r-xp .* /bin/busybox$' /proc/$spid/maps)
+# -n 2: the example stops by itself.
+wait $one
+r=$?
+[ "$r" = 0 ]
+tap $? "-p $fpid -n 2: exited by itself, rc $r"
+kill -INT $all
+wait $all
+r=$?
+[ "$r" = 0 ]
+tap $? "over all tasks: exit 0 at SIGINT (rc $r)"
+kill $spid
+wait $spid
+echo 0 > $EV/enable
+cat $T/trace > /tmp/trace
+[ ! -s /tmp/bpf.err ] && [ ! -s /tmp/bpf.pid.err ]
+tap $? "nothing on stderr (no event lost)"
+cat /tmp/bpf.err /tmp/bpf.pid.err | sed 's/^/# stderr: /'
+grep -v '^#' /tmp/bpf.out | grep -v ' /bin/busybox$' | head -20 | sed 's/^/# /'
+
+bpf_check /mnt exec20.elf $fpid
+for r in $cold $warm; do bpf_check /mnt "${r%%:*}" "${r##*:}"; done
+for r in $tmp; do bpf_check $FX "${r%%:*}" "${r##*:}"; done
+
+# dynamic.elf: its interpreter's and libc's lines, MANIFEST's build-ids.
+pid=$(for r in $warm; do [ "${r%%:*}" = dynamic.elf ] && echo "${r##*:}"; done)
+ok=0
+for lib in ld-linux-x86-64.so.2 libc.so.6; do
+	set -- $(manifest "$lib")
+	line=$(awk -v p="$pid" -v l="/$lib" '$1 == p && substr($8, length($8) - length(l) + 1) == l' /tmp/bpf.out | head -1)
+	set -- $1 $2 $line
+	[ "$7" = "$1" ] && [ "$8" = "$2" ] || ok=1
+done
+tap $ok "bpf dynamic.elf: the interpreter's and libc's lines with MANIFEST's build-ids"
+
+# busybox: range and pgoff as its /proc/PID/maps says.
+set -- $maps
+want="$1 $3"
+set -- $(bpf_line "$spid" /bin/busybox)
+[ -n "$maps" ] && [ "$3 $4" = "$want" ]
+tap $? "bpf /bin/busybox (pid $spid): $3 $4 as /proc/$spid/maps: $want"
+
+# -p: only that process, its program then its vDSO.
+got=$(grep -v '^#' /tmp/bpf.pid | awk '{ print $1, $2, $8 }' | tr '\n' ' ')
+[ "$got" = "$fpid $fpid /mnt/exec20.elf $fpid $fpid [vdso] " ]
+tap $? "-p $fpid -n 2: $got"
+[ "$(grep -v '^#' /tmp/bpf.out | awk '{ print $1 }' | sort -u | wc -l)" -gt 5 ]
+tap $? "over all tasks: lines of many processes"
+
+# The example holds no reference once it is gone.
+rmmod mmap3
+tap $? "rmmod after the example exited"
+echo "1..$n"
+return $rc
+}
+
 run mmap3_event_perf perf_tests
+run mmap3_build_id_bpf bpf_tests
+
+# bpftrace_tests: the bpftrace one-liner of examples/bpf/README.md, as
+# written there (/tests/bpftrace/oneliner), with bookworm's bpftrace
+# (scripts/guest.sh stages it with its libraries in /tests/bpftrace), while
+# fixtures run cold and warm, beside ftrace's event: for each run exactly
+# one line for its executable mapping, with MANIFEST's build-id and status
+# and ftrace's range, pgoff and time.
+BT=/tests/bpftrace
+
+# bt_check WHERE NAME PID: the one-liner's line (/tmp/bt.out) of NAME's
+# executable mapping against MANIFEST and ftrace's line (/tmp/trace).
+bt_check() {
+	where=$1 prog=$2 pid=$3
+	lines=$(grep "^pid=$pid tid=$pid .* file=$where/$prog\$" /tmp/bt.out)
+	count=$(printf '%s\n' "$lines" | grep -c .)
+	[ "$count" = 1 ]
+	tap $? "bpftrace $where/$prog: exactly one line for its executable mapping (pid $pid: $count)"
+	line=" $lines"
+	id=$(field build_id "$line" | sed 's/\\x//g')
+	[ -n "$id" ] || id=-
+	# status: the number of enum perf_mmap3_build_id_status.
+	status=$(field status "$line")
+	set -- FOUND NO_FILE NOT_ELF NO_BUILD_ID MALFORMED IO_ERROR SKIPPED
+	[ "${status:-0}" -ge 1 ] 2>/dev/null && [ "$status" -le $# ] && eval "status=\${$status}"
+	set -- $(manifest "$prog")
+	want_id=$1 want_status=$2
+	[ "$want_id" = none ] && want_id=-
+	[ "$id" = "$want_id" ] && [ "$status" = "$want_status" ]
+	tap $? "bpftrace $where/$prog: build_id=$id status=$status (MANIFEST: $want_id $want_status)"
+	got="$(field range "$line") $(field pgoff "$line") $(field time "$line")"
+	tr=$(grep " pid=$pid tid=$pid .*file=$where/$prog\$" /tmp/trace | head -1)
+	addr=$(field addr "$tr") len=$(field len "$tr") pgoff=$(field pgoff "$tr")
+	want="$(printf '%x-%x %x' $((addr)) $((addr + len)) $((pgoff))) $(field time "$tr")"
+	[ -n "$tr" ] && [ "$got" = "$want" ]
+	tap $? "bpftrace $where/$prog: range, pgoff, time as ftrace's: $got"
+	[ "$got" = "$want" ] || echo "# ftrace: $tr"
+}
+
+# bt_attached: bpftrace prints "Attaching 1 probe..." before it attaches
+# (and runs BEGIN before too): waits, up to 60 s, until its output has a
+# line of a canary process.
+bt_attached() {
+	i=0
+	while [ $i -lt 120 ] && kill -0 $bt 2>/dev/null; do
+		/bin/busybox true &
+		cpid=$!
+		wait $cpid
+		usleep 100000
+		grep -q "^pid=$cpid " /tmp/bt.out && return 0
+		i=$((i + 1))
+		usleep 400000
+	done
+	return 1
+}
+
+bpftrace_tests() {
+n=0
+rc=0
+echo "TAP version 13"
+if [ ! -x $BT/bpftrace ] || [ ! -s $BT/oneliner ]; then
+	echo "ok 1 bpftrace one-liner # SKIP bpftrace was not staged (scripts/guest.sh)"
+	echo "1..1"
+	return 0
+fi
+echo "# $(cat $BT/oneliner)"
+[ -d $T/events ] || mount -t tracefs tracefs $T
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko
+tap $? "the module is loaded"
+
+echo > $T/trace
+echo 1 > $EV/enable
+# The wrapper named bpftrace execs bpftrace: $! is bpftrace's pid.
+PATH=$BT:$PATH sh -c "exec $(cat $BT/oneliner)" >/tmp/bt.out 2>/tmp/bt.err &
+bt=$!
+bt_attached
+tap $? "bpftrace attached (pid $bt): it reports a canary process"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+cold=""
+for f in exec20.elf latenote.elf farnote.elf nobid.elf; do
+	cold="$cold $f:$(run_prog /mnt/$f)"
+done
+warm=""
+for f in exec20.elf bid16.elf; do
+	warm="$warm $f:$(run_prog /mnt/$f)"
+done
+tmp=""
+for f in bid20.elf; do
+	tmp="$tmp $f:$(run_prog $FX/$f)"
+done
+kill -INT $bt
+wait $bt
+r=$?
+[ "$r" = 0 ]
+tap $? "bpftrace: exit 0 at SIGINT (rc $r)"
+echo 0 > $EV/enable
+cat $T/trace > /tmp/trace
+sed 's/^/# stderr: /' /tmp/bt.err
+grep '^pid=' /tmp/bt.out | grep -v ' file=/bin/busybox$' | head -8 | sed 's/^/# /'
+
+for r in $cold $warm; do bt_check /mnt "${r%%:*}" "${r##*:}"; done
+for r in $tmp; do bt_check $FX "${r%%:*}" "${r##*:}"; done
+rmmod mmap3
+tap $? "rmmod after bpftrace exited"
+echo "1..$n"
+return $rc
+}
+
+run mmap3_build_id_bpftrace bpftrace_tests
