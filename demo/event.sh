@@ -3,9 +3,9 @@
 # a distribution ships it, with the module loaded. A program whose build-id
 # note sits 2 MiB into the file (farnote.elf), run from the cold disk:
 # upstream's perf record --buildid-mmap gets no build-id for it in its
-# MMAP2 record; the trace event mmap3:build_id gives it, read with ftrace
-# and with perf record -e mmap3:build_id, next to what readelf -n said on
-# the host.
+# MMAP2 record; the trace event mmap3:build_id gives it, read with ftrace,
+# with perf record -e mmap3:build_id and with the bpftrace one-liner of
+# examples/bpf/README.md, next to what readelf -n said on the host.
 insmod /tests/mmap3.ko
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs tracefs $T
@@ -43,6 +43,28 @@ grep "file=$bin\$" /tmp/event.script | sed 's/^ *//'
 perf_event=$(build_id </tmp/event.script)
 
 echo
+echo "\$ $(cat bpftrace/oneliner)"
+# The wrapper named bpftrace execs bpftrace ($! is its pid); it reports
+# from when it has attached: a canary process says when.
+PATH=/tests/bpftrace:$PATH sh -c "exec $(cat bpftrace/oneliner)" >/tmp/bt.out 2>/dev/null &
+bt=$!
+i=0
+while [ $i -lt 60 ] && ! grep -q "^pid=$canary " /tmp/bt.out 2>/dev/null; do
+	/bin/busybox true &
+	canary=$!
+	wait $canary
+	sleep 1
+	i=$((i + 1))
+done
+cold
+"$bin"
+sleep 1
+kill -INT $bt
+wait $bt
+grep " file=$bin\$" /tmp/bt.out
+bpftrace=$(grep " file=$bin\$" /tmp/bt.out | sed -n 's/.* build_id=\([^ ]*\) .*/\1/p' | sed 's/\\x//g' | head -1)
+
+echo
 echo "\$ perf record --buildid-mmap -e task-clock -- $bin; perf script --show-mmap-events (upstream's perf)"
 cold
 perf-upstream record -q --buildid-mmap -e task-clock -o /tmp/mmap2.data -- "$bin" 2>/dev/null
@@ -52,8 +74,10 @@ mmap2=$(perf-upstream buildid-list -i /tmp/mmap2.data --with-hits 2>/dev/null |
 	awk -v b="$bin" '$2 == b { print $1 }')
 
 echo
-printf '%-20s %-42s %-42s %-42s %s\n' binary "readelf -n (host)" "ftrace mmap3:build_id" \
-	"perf -e mmap3:build_id" "MMAP2 --buildid-mmap"
-printf '%-20s %-42s %-42s %-42s %s\n' "$bin" "$want" "${ftrace:--}" "${perf_event:--}" "${mmap2:--}"
-[ "$ftrace" = "$want" ] && [ "$perf_event" = "$want" ]
+printf '%-16s %-42s %s\n' "$bin" "readelf -n (host)" "$want"
+printf '%-16s %-42s %s\n' "" "ftrace mmap3:build_id" "${ftrace:--}"
+printf '%-16s %-42s %s\n' "" "perf -e mmap3:build_id" "${perf_event:--}"
+printf '%-16s %-42s %s\n' "" "bpftrace mmap3:build_id" "${bpftrace:--}"
+printf '%-16s %-42s %s\n' "" "upstream MMAP2 --buildid-mmap" "${mmap2:--}"
+[ "$ftrace" = "$want" ] && [ "$perf_event" = "$want" ] && [ "$bpftrace" = "$want" ]
 echo "mmap3-test: end event rc=$?"
