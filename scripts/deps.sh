@@ -13,7 +13,7 @@
 APT_PKGS=(linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev flex bison bc
 	  libelf-dev libssl-dev pahole kmod cpio busybox-static qemu-system-x86
 	  e2fsprogs make gcc libc6-dev binutils python3 rsync zlib1g-dev dkms
-	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot)
+	  squashfs-tools erofs-utils btrfs-progs valgrind hotspot libtraceevent-dev)
 BINDGEN_VERSION=0.73.2
 
 missing=()
