@@ -28,6 +28,13 @@ if [ "$script" = event.sh ]; then
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
+	# perf record --mmap3 on the event (event.sh's perf_mmap3_event):
+	# the guest perf, when scripts/perf.sh built it, and mapfixed.
+	if [ -x "$PERF_BUILD/guest/perf" ]; then
+		cp -a "$PERF_BUILD/guest" "$guest/perf"
+		gcc -O2 -Wall -static -o "$guest/perf/mapfixed" \
+			"$MMAP3_ROOT/tests/perf/mapfixed.c" -lpthread
+	fi
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
 log "building the selftests, their fixtures and the demo"
