@@ -298,7 +298,8 @@ perf_mmap3_event_tests() {
 	cat /mnt/nobid.elf >/dev/null
 	$PERF record --mmap3 -N -e task-clock -o $PD/fixed.data -- \
 		/tests/perf/mapfixed /mnt/farnote.elf /mnt/nobid.elf >$PD/fixed.out 2>&1
-	tap $? "perf record --mmap3 of two files mapped at one address ($(tail -1 $PD/fixed.out))"
+	tap $? "perf record --mmap3 of two files mapped at one address"
+	sed 's/^/# /' $PD/fixed.out
 	$PERF buildid-list --with-status -i $PD/fixed.data >$PD/fixed.list 2>&1
 	sed 's/^/# /' $PD/fixed.list
 	set -- $(manifest farnote.elf)
@@ -316,7 +317,7 @@ perf_mmap3_event_tests() {
 	echo 3 > /proc/sys/vm/drop_caches
 	$PERF record --mmap3 -N -e task-clock -o - -- /mnt/latenote.elf 2>$PD/pipe.err |
 		$PERF buildid-list --with-status -i - >$PD/pipe.list 2>&1
-	sed 's/^/# /' $PD/pipe.list
+	sed 's/^/# /' $PD/pipe.err $PD/pipe.list
 	perf_check_fixture /mnt latenote.elf $PD/pipe.list
 
 	rmmod mmap3
