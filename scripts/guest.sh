@@ -36,7 +36,13 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
-	[ ! -x "$PERF_BUILD/guest/perf" ] || cp -a "$PERF_BUILD/guest" "$guest/perf"
+	# perf, when scripts/perf.sh built it, and mapfixed, for perf record
+	# --mmap3 on the event (event.sh's perf_mmap3_event).
+	if [ -x "$PERF_BUILD/guest/perf" ]; then
+		cp -a "$PERF_BUILD/guest" "$guest/perf"
+		gcc -O2 -Wall -static -o "$guest/perf/mapfixed" \
+			"$MMAP3_ROOT/tests/perf/mapfixed.c" -lpthread
+	fi
 	if [ "$script" = demo-event.sh ]; then
 		cp "$MMAP3_ROOT/demo/event.sh" "$guest/demo-event.sh"
 		[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
