@@ -281,42 +281,6 @@ TEST_F_TIMEOUT(event, matches_mmap2, 120)
 	close(fd);
 }
 
-struct t1_args {
-	void *at;
-	size_t len;
-	int fd;
-	pid_t tid;
-	int mapped;	/* 1: mmap() returned, -1: failed */
-};
-
-static void *t1_map(void *arg)
-{
-	struct t1_args *a = arg;
-
-	store_release(&a->tid, gettid());
-	if (mmap(a->at, a->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, a->fd, 0) ==
-	    MAP_FAILED)
-		store_release(&a->mapped, -1);
-	else
-		store_release(&a->mapped, 1);
-	return NULL;
-}
-
-/* Waits until thread @tid sleeps ('D': in the read of the slow disk). */
-static int wait_for_read(const int *tid)
-{
-	int i;
-
-	for (i = 0; i < 20000; i++) {
-		pid_t t = load_acquire(tid);
-
-		if (t && task_state(t) == 'D')
-			return 0;
-		usleep(100);
-	}
-	return -1;
-}
-
 static int by_time(const void *a, const void *b)
 {
 	const struct event *x = a, *y = b;
@@ -328,7 +292,7 @@ TEST_F_TIMEOUT(event, map_fixed_over_deferred_mapping, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	char want_id[2 * BUILD_ID_SIZE_MAX + 1], want_status[32];
-	struct t1_args a = { .len = psz };
+	struct dm_mapper a = { .len = psz };
 	struct fixture cold, warm;
 	struct event x_ev[4];
 	uint8_t *bytes;
@@ -356,8 +320,7 @@ TEST_F_TIMEOUT(event, map_fixed_over_deferred_mapping, 120)
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, pthread_create(&t1, NULL, t1_map, &a));
-	ASSERT_EQ(0, wait_for_read(&a.tid)) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
 	ASSERT_EQ(0, load_acquire(&a.mapped));
 	/* T2 (this thread) maps a warm file over it. */
 	ASSERT_EQ(x, mmap(x, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd2, 0));
@@ -454,7 +417,7 @@ TEST_F_TIMEOUT(event, exit_during_deferred_read, 120)
 		if (pthread_create(&t, NULL, mapper_loop, m))
 			_exit(1);
 		/* The process exits while its thread waits for a read. */
-		while (load_acquire(&m->returned) < 2 || wait_for_read(&m->tid))
+		while (load_acquire(&m->returned) < 2 || dm_wait_read(&m->tid))
 			usleep(1000);
 		_exit(0);
 	}

@@ -9,6 +9,7 @@
 #ifndef MMAP3_DM_H
 #define MMAP3_DM_H
 
+#include <pthread.h>
 #include <linux/dm-ioctl.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
@@ -205,6 +206,57 @@ static inline void dm_disk_teardown(struct dm_disk *d)
 	umount2(d->mnt, MNT_DETACH);
 	dm_ioctl(DM_DEV_REMOVE, d->name, NULL, 0, NULL, 0, NULL);
 	rmdir(d->mnt);
+}
+
+/*
+ * Waits until thread @tid (once set) sleeps uninterruptibly: 'D', in the
+ * read of the slow disk. 0, or -1 if it never does within 2 s.
+ */
+static inline int dm_wait_read(const int *tid)
+{
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		pid_t t = load_acquire(tid);
+
+		if (t && task_state(t) == 'D')
+			return 0;
+		usleep(100);
+	}
+	return -1;
+}
+
+/* A thread that maps @fd over @at (MAP_FIXED, PROT_READ | PROT_EXEC). */
+struct dm_mapper {
+	void *at;
+	size_t len;
+	int fd;
+	pid_t tid;
+	int mapped;	/* 1: mmap() returned, -1: failed */
+};
+
+static inline void *dm_mapper_run(void *arg)
+{
+	struct dm_mapper *a = arg;
+
+	store_release(&a->tid, gettid());
+	if (mmap(a->at, a->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, a->fd, 0) ==
+	    MAP_FAILED)
+		store_release(&a->mapped, -1);
+	else
+		store_release(&a->mapped, 1);
+	return NULL;
+}
+
+/*
+ * Starts @a's thread, and waits until it sleeps in the read of its
+ * mapping (the slow disk): 0, or -1 if it never does.
+ */
+static inline int dm_mapper_start(pthread_t *t, struct dm_mapper *a)
+{
+	if (pthread_create(t, NULL, dm_mapper_run, a))
+		return -1;
+	return dm_wait_read(&a->tid);
 }
 
 #endif /* MMAP3_DM_H */

@@ -144,49 +144,11 @@ FIXTURE_TEARDOWN(slow_disk)
 	dm_disk_teardown(&self->disk);
 }
 
-struct t1_args {
-	void *at;
-	size_t len;
-	int fd;
-	pid_t tid;
-	int mapped;	/* 1: mmap() returned, -1: failed */
-};
-
-static void *t1_map(void *arg)
-{
-	struct t1_args *a = arg;
-
-	store_release(&a->tid, gettid());
-	if (mmap(a->at, a->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, a->fd, 0) ==
-	    MAP_FAILED)
-		store_release(&a->mapped, -1);
-	else
-		store_release(&a->mapped, 1);
-	return NULL;
-}
-
-/* Starts T1, and waits until it sleeps in the read of its mapping: -1 if never. */
-static int t1_start(pthread_t *t1, struct t1_args *a)
-{
-	int i;
-
-	if (pthread_create(t1, NULL, t1_map, a))
-		return -1;
-	for (i = 0; i < 20000; i++) {
-		pid_t tid = load_acquire(&a->tid);
-
-		if (tid && task_state(tid) == 'D')
-			return 0;
-		usleep(100);
-	}
-	return -1;
-}
-
 TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	struct covering c = { .pid = getpid(), .len = psz };
-	struct t1_args a = { .len = psz };
+	struct dm_mapper a = { .len = psz };
 	const struct mmap3_record *last;
 	struct fixture cold, warm;
 	struct cpu_rings cr;
@@ -216,7 +178,7 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, t1_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
 	ASSERT_EQ(0, load_acquire(&a.mapped));
 	/* T2 (this thread) maps a warm file over it. */
 	ASSERT_EQ(x, mmap(x, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd2, 0));
@@ -275,7 +237,7 @@ TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	struct fork_seen f = { .c = { .pid = getpid(), .len = psz } };
-	struct t1_args a = { .len = psz };
+	struct dm_mapper a = { .len = psz };
 	struct covering *c = &f.c;
 	struct cpu_rings cr;
 	struct fixture cold;
@@ -297,7 +259,7 @@ TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, t1_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
 	/* T2 (this thread) forks while T1's record waits for the read. */
 	f.pid = fork();
 	ASSERT_LE(0, f.pid);

@@ -62,6 +62,16 @@ run_prog() {
 	echo $pid
 }
 
+# run_progs DIR NAME...: runs each DIR/NAME in turn (run_prog); prints
+# " NAME:PID" for each, what the checks below take.
+run_progs() {
+	dir=$1
+	shift
+	for f in "$@"; do
+		printf ' %s:%s' "$f" "$(run_prog "$dir/$f")"
+	done
+}
+
 # check_run WHERE NAME PID: the events of PID (from $T/trace, saved in
 # /tmp/trace) are its program's executable mapping, then the vDSO's, in
 # that order and time; the program's has MANIFEST's build-id and status.
@@ -125,24 +135,15 @@ sync
 echo 3 > /proc/sys/vm/drop_caches
 deferred() { sed -n 's/^deferred //p' /sys/kernel/debug/mmap3/stats; }
 before=$(deferred)
-cold=""
-for f in exec20.elf latenote.elf farnote.elf nobid.elf; do
-	cold="$cold $f:$(run_prog /mnt/$f)"
-done
+cold=$(run_progs /mnt exec20.elf latenote.elf farnote.elf nobid.elf)
 after=$(deferred)
 # exec reads the first page: the notes past it (latenote, farnote) at least
 # are not in the page cache at mapping time.
 [ "$((after - before))" -ge 2 ]
 tap $? "cold: the lookups of the notes past the first page were deferred to the read ($before -> $after)"
 # Warm: the same files, now in the page cache, and the tmpfs copies.
-warm=""
-for f in exec20.elf latenote.elf farnote.elf bid16.elf nobid.elf; do
-	warm="$warm $f:$(run_prog /mnt/$f)"
-done
-tmp=""
-for f in bid20.elf; do
-	tmp="$tmp $f:$(run_prog $FX/$f)"
-done
+warm=$(run_progs /mnt exec20.elf latenote.elf farnote.elf bid16.elf nobid.elf)
+tmp=$(run_progs $FX bid20.elf)
 echo 0 > $EV/enable
 cat $T/trace > /tmp/trace
 sed -n '/build_id/p' /tmp/trace | head -20 | sed 's/^/# /'
@@ -400,18 +401,9 @@ sync
 echo 3 > /proc/sys/vm/drop_caches
 echo go >/tmp/go
 wait $fpid
-cold=""
-for f in latenote.elf farnote.elf nobid.elf; do
-	cold="$cold $f:$(run_prog /mnt/$f)"
-done
-warm=""
-for f in exec20.elf latenote.elf bid16.elf dynamic.elf; do
-	warm="$warm $f:$(run_prog /mnt/$f)"
-done
-tmp=""
-for f in bid20.elf; do
-	tmp="$tmp $f:$(run_prog $FX/$f)"
-done
+cold=$(run_progs /mnt latenote.elf farnote.elf nobid.elf)
+warm=$(run_progs /mnt exec20.elf latenote.elf bid16.elf dynamic.elf)
+tmp=$(run_progs $FX bid20.elf)
 # A busybox that runs while /proc/PID/maps is read.
 /bin/busybox sleep 30 &
 spid=$!
@@ -556,18 +548,9 @@ bt_attached
 tap $? "bpftrace attached (pid $bt): it reports a canary process"
 sync
 echo 3 > /proc/sys/vm/drop_caches
-cold=""
-for f in exec20.elf latenote.elf farnote.elf nobid.elf; do
-	cold="$cold $f:$(run_prog /mnt/$f)"
-done
-warm=""
-for f in exec20.elf bid16.elf; do
-	warm="$warm $f:$(run_prog /mnt/$f)"
-done
-tmp=""
-for f in bid20.elf; do
-	tmp="$tmp $f:$(run_prog $FX/$f)"
-done
+cold=$(run_progs /mnt exec20.elf latenote.elf farnote.elf nobid.elf)
+warm=$(run_progs /mnt exec20.elf bid16.elf)
+tmp=$(run_progs $FX bid20.elf)
 kill -INT $bt
 wait $bt
 r=$?
