@@ -178,7 +178,8 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, dm_mapper_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&t1, &a))
+		TH_LOG("T1 never waited for the disk: no deferred read");
 	ASSERT_EQ(0, load_acquire(&a.mapped));
 	/* T2 (this thread) maps a warm file over it. */
 	ASSERT_EQ(x, mmap(x, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd2, 0));
@@ -259,7 +260,8 @@ TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
 	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, dm_mapper_start(&t1, &a)) TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&t1, &a))
+		TH_LOG("T1 never waited for the disk: no deferred read");
 	/* T2 (this thread) forks while T1's record waits for the read. */
 	f.pid = fork();
 	ASSERT_LE(0, f.pid);
