@@ -83,17 +83,23 @@ pub(crate) mod atomic {
 
     macro_rules! atomic_type {
         ($($t:ty => $core:ty),* $(,)?) => {$(
+            // Inlined, also into other crates (the host's benchmarks): the
+            // ordering is a constant only once inlined.
             impl AtomicType for $t {
                 type Core = $core;
+                #[inline(always)]
                 fn new(v: Self) -> $core {
                     <$core>::new(v)
                 }
+                #[inline(always)]
                 fn load(a: &$core, o: O) -> Self {
                     a.load(o)
                 }
+                #[inline(always)]
                 fn store(a: &$core, v: Self, o: O) {
                     a.store(v, o)
                 }
+                #[inline(always)]
                 fn cmpxchg(a: &$core, old: Self, new: Self, o: O, f: O) -> Result<Self, Self> {
                     a.compare_exchange(old, new, o, f)
                 }
@@ -109,6 +115,7 @@ pub(crate) mod atomic {
 
     impl<T: AtomicType> Atomic<T> {
         /// An atomic holding `v`.
+        #[inline(always)]
         pub(crate) fn new(v: T) -> Self {
             Atomic(T::new(v))
         }
