@@ -14,7 +14,9 @@
 #      items; the patched kernel on 1 CPU for exec (the other CPUs' work
 #      would land in its timed loop), the warm loop again, the cold items
 #      (behind dm-delay) and the real workload under perf record; the unpatched
-#      kernel on MMAP3_SMP CPUs for its warm and cover items. In the first
+#      kernel on MMAP3_SMP CPUs for its warm and cover items and the trace
+#      event mmap3:build_id (the module built for it: scripts/module.sh
+#      with MMAP3_KERNEL=upstream). In the first
 #      MMAP3_BENCH_LOSS_BOOTS rounds (default 1), the 1-CPU boot of the
 #      patched kernel also runs the items where upstream's build-ids go
 #      missing or wrong (memory pressure, processes that exit, a library
@@ -92,6 +94,7 @@ start=$SECONDS
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/kernel.sh"
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/module.sh"
+MMAP3_KERNEL=upstream "$MMAP3_ROOT/scripts/module.sh"
 if [ "$workload_iters" != 0 ] || [ -n "$loss_items" ]; then
 	MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh"
 fi
@@ -166,6 +169,8 @@ for f in "$disk"/bin/* "$disk"/lib/*; do
 done
 mke2fs -q -t ext2 -b 4096 -d "$disk" "$guest/bench.img" $((16 + data_mb * 9 / 8))M >/dev/null
 rm -rf "$disk"
+# The module as built for the unpatched kernel (the event item).
+cp "$MMAP3_WORK/module-upstream$KTAG/mmap3.ko" "$guest/mmap3-unpatched.ko"
 cp "$bench/bench.sh" "$bench/bench-upstream.sh" "$bench/workload.sh" "$bench/loss.sh" \
 	"$bench/exited.sh" "$bench/renamed.sh" "$guest/"
 manifest_id() { sed -n "s#^$1 ##p" "$guest/bench.manifest"; }
@@ -240,7 +245,7 @@ for ((b = 1; b <= boots; b++)); do
 	patched+=("$out")
 	log "patched kernel, boot $b of $boots ($smp CPUs, then 1 CPU): $((SECONDS - t)) s"
 	t=$SECONDS
-	conf "$b" "warm cover"
+	conf "$b" "warm cover event"
 	boot upstream "$smp" bench-upstream.sh
 	upstream+=("$out")
 	if [ -n "$loss" ]; then

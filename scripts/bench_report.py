@@ -30,9 +30,12 @@ NAMES = {
     "mmap3": "MMAP3",
     "mmap3-nc": "MMAP3, cache off (`cache_entries=0`)",
     "ref": "user-space loop",
+    "bare": "no module, no event",
+    "idle": "module loaded, event disabled",
+    "event": "MMAP2 + trace event mmap3:build_id (module)",
 }
 SHORT = {"none": "none", "mmap2": "MMAP2", "mmap2bid": "MMAP2+build_id",
-         "mmap3": "MMAP3", "mmap3-nc": "MMAP3 cache off"}
+         "mmap3": "MMAP3", "mmap3-nc": "MMAP3 cache off", "event": "MMAP2 + event"}
 
 
 def parse(path):
@@ -166,9 +169,9 @@ class Report:
                 f"{sum(r['misses'] for r in sel) / calls:.2f} / "
                 f"{sum(r['deferred'] for r in sel) / calls:.2f}")
 
-    def added_table(self, ts, cfgs, unit, extra=()):
-        """Rows: per configuration, the time and what it adds, over the boots."""
-        head = ["listening", f"{unit} per call", "adds over none, µs",
+    def added_table(self, ts, cfgs, unit, extra=(), base="none"):
+        """Rows: per configuration, the time and what it adds to base, over the boots."""
+        head = ["listening", f"{unit} per call", f"adds over {SHORT.get(base, base)}, µs",
                 "adds ÷ MMAP2's", "adds ÷ MMAP2+build_id's",
                 "whole call ÷ MMAP2+build_id"] + [e[0] for e in extra]
         body = []
@@ -176,16 +179,17 @@ class Report:
             if not all(cfg in t for t in ts):
                 continue
             row = [NAMES[cfg], spread([med(list(t[cfg].values())) / 1000 for t in ts], "{:.2f}")]
-            if cfg == "none":
-                row += ["0", "", "", spread([med([t["none"][k] / t["mmap2bid"][k]
-                                                   for k in t["none"]]) for t in ts])]
+            if cfg == base:
+                row += ["0", "", "", spread([med([t[base][k] / t["mmap2bid"][k]
+                                                   for k in t[base]]) for t in ts])]
             else:
-                row.append(spread([self.added(t, cfg) / 1000 for t in ts], "{:.2f}"))
-                for base in ("mmap2", "mmap2bid"):
-                    if cfg == base:
+                row.append(spread([self.added(t, cfg, base) / 1000 for t in ts], "{:.2f}"))
+                for other in ("mmap2", "mmap2bid"):
+                    if cfg == other:
                         row.append("1")
-                    elif all(base in t for t in ts):
-                        row.append(spread([self.added(t, cfg) / self.added(t, base) for t in ts]))
+                    elif all(other in t for t in ts):
+                        row.append(spread([self.added(t, cfg, base) / self.added(t, other, base)
+                                           for t in ts]))
                     else:
                         row.append("n/a")
                 row.append(spread([med([t[cfg][k] / t["mmap2bid"][k] for k in t[cfg]])
@@ -194,9 +198,10 @@ class Report:
             body.append(row)
         self.table(head, body)
 
-    def ratios(self, ts, cfg, base):
-        return [self.added(t, cfg) / self.added(t, base) for t in ts
-                if cfg in t and base in t]
+    def ratios(self, ts, cfg, other, base="none"):
+        """Per boot: what cfg adds to base ÷ what other adds to base."""
+        return [self.added(t, cfg, base) / self.added(t, other, base) for t in ts
+                if cfg in t and other in t]
 
     # -- items -------------------------------------------------------------
 
@@ -414,7 +419,7 @@ class Report:
         self.w()
         body = []
         for boots, kernel in ((self.p, "patched"), (self.u, "unpatched")):
-            for cfg in ("mmap2bid", "mmap3", "mmap3-nc"):
+            for cfg in ("mmap2bid", "mmap3", "mmap3-nc", "event"):
                 row = [f"{NAMES[cfg]}, {kernel} kernel"]
                 for mode in ("warm", "cold"):
                     sel = [r for rows, _ in boots
@@ -425,13 +430,17 @@ class Report:
                     if cfg == "mmap3" and kernel == "patched":
                         self.count_target(f"right build-id, MMAP3, {mode} (fixtures)", right,
                                           files)
+                    if cfg == "event" and kernel == "unpatched":
+                        self.count_target(f"right build-id, trace event without the series, "
+                                          f"{mode} (fixtures)", right, files)
                 if row[1:] != ["n/a", "n/a"]:
                     body.append(row)
         self.table(["listening", "warm", "cold"], body)
         self.w("Each file of the fixtures' MANIFEST that has a build-id is mapped executable "
                "from `/mnt` (4 KiB, as a loader maps its first segment), once read first "
                "(warm), once after POSIX_FADV_DONTNEED (cold), in every boot. A record is "
-               "right when its build-id equals MANIFEST's.")
+               "right when its build-id equals MANIFEST's; for the trace event (item 12), "
+               "the event's sample for the mapping's address.")
         self.w()
 
     def workload(self):
@@ -726,6 +735,30 @@ class Report:
             self.w("not run")
             self.w()
 
+    def event(self):
+        self.w("## 12. The trace event mmap3:build_id on the kernel without the series")
+        self.w()
+        ts = self.per_boot(self.u, lambda r: r["ns"] / r["iters"], test="map", item="event")
+        if not ts or not all("bare" in t and "event" in t for t in ts):
+            self.w("not run")
+            self.w()
+            return
+        self.added_table(ts, ["bare", "idle", "mmap2", "mmap2bid", "event"], "µs", base="bare")
+        self.w("Item 1's warm loop on the unpatched kernel, with the module built for it: "
+               "without the module (the base), with it loaded and the event disabled (no probe "
+               "registered), and with the event read as `perf record -e mmap3:build_id` reads "
+               "it: a tracepoint event sampled every time with its raw data, and MMAP2 records "
+               "on the same event (what `perf record --mmap3` falls back to without the "
+               "series); the module answers from its cache, through the probe on "
+               "`perf_event_mmap()`. Against MMAP2+build_id, which parses the note from the "
+               "page cache in every call. Item 7 has the event's build-ids, cold and warm.")
+        self.w()
+        self.target("warm, no series: MMAP2 + the event adds ≤ 1.00× what MMAP2+build_id adds",
+                    self.ratios(ts, "event", "mmap2bid", "bare"), 1.00)
+        self.target("event disabled: the call with the module loaded ÷ without it ≤ 1.00",
+                    [med([t["idle"][k] / t["bare"][k] for k in t["idle"] if k in t["bare"]])
+                     for t in ts if "idle" in t], 1.00)
+
     def run(self):
         self.w("# mmap3 benchmark: MMAP3 against MMAP2 and upstream's MMAP2+build_id")
         self.w()
@@ -781,6 +814,7 @@ class Report:
         self.cover()
         self.workload()
         self.loss()
+        self.event()
         self.w("## Targets")
         self.w()
         self.w("Goals, not promises; per-boot values are in the tables above. Slow-disk "

@@ -8,7 +8,7 @@
 #
 #   scripts/profile.sh [CFG@ext2|CFG@tmpfs ...]
 #
-# CFG is one of mmap3_bench's (none, mmap2, mmap2bid, mmap3, mmap3-nc);
+# CFG is one of mmap3_bench's (none, mmap2, mmap2bid, mmap3, mmap3-nc, event);
 # the default compares them all on ext2, and MMAP2+build_id with MMAP3 on
 # tmpfs (never cached: parsed at every mapping). Writes the report into
 # $MMAP3_CACHE/profile/ and prints its totals: for each run the instructions
@@ -37,10 +37,10 @@ labels=()
 for run in "${runs[@]}"; do
 	cfg=${run%@*}
 	fs=${run#*@}
-	case "$cfg" in none | mmap2 | mmap2bid | mmap3 | mmap3-nc) ;; *) fs= ;; esac
+	case "$cfg" in none | mmap2 | mmap2bid | mmap3 | mmap3-nc | event) ;; *) fs= ;; esac
 	case "$fs" in
 	ext2 | tmpfs) ;;
-	*) die "unknown run '$run': CFG@ext2 or CFG@tmpfs, CFG one of none mmap2 mmap2bid mmap3 mmap3-nc" ;;
+	*) die "unknown run '$run': CFG@ext2 or CFG@tmpfs, CFG one of none mmap2 mmap2bid mmap3 mmap3-nc event" ;;
 	esac
 	labels+=("$((${#labels[@]} + 1)):$run")
 done

@@ -4,8 +4,8 @@
 # begin/end markers tests/qemu/run.sh expects. bench.conf (written by
 # scripts/bench.sh before each boot) sets the counts, the boot's number
 # and whether this boot runs the real workload. KERNEL is "patched" here,
-# "upstream" in bench-upstream.sh (the unpatched kernel: no module, no
-# MMAP3). mmap3_bench interleaves the configurations itself (see its
+# "upstream" in bench-upstream.sh (the unpatched kernel: no MMAP3; the
+# module, built for it, only in the event item). mmap3_bench interleaves the configurations itself (see its
 # comment); the items are those of the report (scripts/bench_report.py),
 # what each shows and cannot show is in tests/bench/NOTES.md. The items
 # where upstream's build-ids go missing or wrong (pressure, exited,
@@ -44,6 +44,19 @@ if [ "$KERNEL" = upstream ]; then
 	want warm && step warm map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid $ref
 	want cover && step cover cover /mnt cold mmap2bid
 	want cover && step cover cover /mnt warm mmap2bid
+	# event: the module without the series serving the trace event
+	# mmap3:build_id (its own build for this kernel): the warm loop
+	# without the module (bare), with it and the event disabled (idle),
+	# and read as perf record reads it (event), beside MMAP2+build_id;
+	# then the fixtures cold and warm through the event.
+	if want event; then
+		[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing
+		export MMAP3_MODULE=/tests/mmap3-unpatched.ko
+		step event map $FILE warm "$MAP_ITERS" "$CYCLES" bare idle mmap2 mmap2bid event $ref
+		step cover cover /mnt cold event
+		step cover cover /mnt warm event
+		rmmod mmap3 || fail=1
+	fi
 	if want pressure || want exited || want renamed; then
 		./mmap3_bench disk up /tests/bench.img $SLOW || fail=1
 		loss_items

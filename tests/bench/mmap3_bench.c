@@ -45,8 +45,13 @@
  * A configuration (CFG) is what listens: none (no event), mmap2
  * (attr.mmap2), mmap2bid (attr.mmap2 + attr.build_id: upstream's
  * build-id), mmap3 (attr.mmap3, the module loaded with its cache), mmap3-nc
- * (attr.mmap3, the module loaded with cache_entries=0); and, for `map`
- * only, ref: a user-space loop of REF_SCALE * ITERS iterations (about as
+ * (attr.mmap3, the module loaded with cache_entries=0), event (the
+ * module loaded with its cache, the trace event mmap3:build_id opened as
+ * `perf record -e mmap3:build_id` opens it: a tracepoint sampled every
+ * time with its raw data, MMAP2 records on the same event; on a kernel
+ * without the series, what `perf record --mmap3` falls back to), idle (the
+ * module loaded, no event), bare (the module not loaded, no event); and,
+ * for `map` only, ref: a user-space loop of REF_SCALE * ITERS iterations (about as
  * long as the loop of none) that says how fast the host runs the guest at
  * that moment, to compare two boots. `map` and `cover` open a dummy
  * software event on the task, `exec` one per CPU; the rings are mapped and
@@ -99,6 +104,11 @@
  */
 #define MAP_AT		((void *)0x200000000000ul)
 #define STATS		"/sys/kernel/debug/mmap3/stats"
+#define TP_DIR		"/sys/kernel/tracing/events/mmap3/build_id"
+/* What perf record asks of a tracepoint; the raw data follows them. */
+#define TP_SAMPLE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+#define TP_RAW_AT	(sizeof(struct perf_event_header) + 5 * sizeof(uint64_t))
 
 static void die(const char *what)
 {
@@ -139,8 +149,83 @@ static void pin_cpu0(void)
 	pin_cpu(0);
 }
 
+/*
+ * The trace event mmap3:build_id of the loaded module: its id and where
+ * the fields a consumer keeps are in a sample's raw data, from its format
+ * file (offsets -1 until read). A module loaded again registers the event
+ * again, under another id.
+ */
+static struct {
+	long long id;
+	int addr, size, build_id;
+} tp = { -1, -1, -1, -1 };
+
+static void tp_load(void)
+{
+	char line[256];
+	FILE *f;
+
+	if (tp.id >= 0)
+		return;
+	f = fopen(TP_DIR "/id", "r");
+	if (!f || fscanf(f, "%lld", &tp.id) != 1)
+		die(TP_DIR "/id");
+	fclose(f);
+	f = fopen(TP_DIR "/format", "r");
+	if (!f)
+		die(TP_DIR "/format");
+	/* "\tfield:u8 build_id[20];\toffset:40;\tsize:20;\tsigned:0;" */
+	while (fgets(line, sizeof(line), f)) {
+		char *end = strchr(line, ';'), *name, *at = strstr(line, "offset:");
+		int off;
+
+		if (!strstr(line, "field:") || !end || !at || sscanf(at, "offset:%d", &off) != 1)
+			continue;
+		*end = '\0';
+		name = strrchr(line, ' ') + 1;
+		name[strcspn(name, "[")] = '\0';
+		if (!strcmp(name, "addr"))
+			tp.addr = off;
+		else if (!strcmp(name, "build_id_size"))
+			tp.size = off;
+		else if (!strcmp(name, "build_id"))
+			tp.build_id = off;
+	}
+	fclose(f);
+	if (tp.addr < 0 || tp.size < 0 || tp.build_id < 0) {
+		errno = EPROTO;
+		die(TP_DIR "/format");
+	}
+}
+
+/*
+ * The raw data of a sample of the trace event (opened with TP_SAMPLE), or
+ * NULL for another record.
+ */
+static const unsigned char *tp_raw(const struct perf_event_header *h)
+{
+	const unsigned char *at = (const unsigned char *)h + TP_RAW_AT;
+	uint32_t size;
+
+	if (h->type != PERF_RECORD_SAMPLE || h->size < TP_RAW_AT + sizeof(size))
+		return NULL;
+	memcpy(&size, at, sizeof(size));
+	if (size < tp.build_id + BUILD_ID_SIZE_MAX || h->size < TP_RAW_AT + sizeof(size) + size)
+		return NULL;
+	return at + sizeof(size);
+}
+
 /* The module: -1 not loaded (or unknown), 0 cache off, 1 cache on. */
 static int module_state = -1;
+
+static void module_unload(void)
+{
+	/* Whatever is loaded goes: there is no mmap3 event open here. */
+	if (syscall(__NR_delete_module, "mmap3", O_NONBLOCK) && errno != ENOENT)
+		die("delete_module mmap3");
+	module_state = -1;
+	tp.id = -1;
+}
 
 static void module_load(int cache)
 {
@@ -149,9 +234,7 @@ static void module_load(int cache)
 
 	if (module_state == cache)
 		return;
-	/* Whatever is loaded goes: there is no mmap3 event open here. */
-	if (syscall(__NR_delete_module, "mmap3", O_NONBLOCK) && errno != ENOENT)
-		die("delete_module mmap3");
+	module_unload();
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		die(path);
@@ -179,12 +262,26 @@ static int cfg_open(const char *cfg, pid_t pid, int cpu)
 	struct perf_event_attr attr;
 
 	side_band_attr(&attr);
-	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref"))
+	if (!strcmp(cfg, "bare"))
+		module_unload();
+	else if (!strcmp(cfg, "idle") || !strcmp(cfg, "event"))
+		module_load(1);
+	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref") || !strcmp(cfg, "bare") ||
+	    !strcmp(cfg, "idle"))
 		return -2;
 	if (!strcmp(cfg, "mmap2") || !strcmp(cfg, "mmap2bid")) {
 		attr.mmap = 1;		/* as perf does */
 		attr.mmap2 = 1;
 		attr.build_id = !strcmp(cfg, "mmap2bid");
+	} else if (!strcmp(cfg, "event")) {
+		tp_load();
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = tp.id;
+		attr.sample_period = 1;
+		attr.sample_type = TP_SAMPLE;
+		attr.exclude_kernel = 0;	/* a tracepoint's regs are the kernel's */
+		attr.mmap = 1;
+		attr.mmap2 = 1;
 	} else if (cfg_prepare(cfg)) {
 		attr.mmap3 = 1;
 	} else {
@@ -1029,6 +1126,7 @@ static int cmd_stream(int argc, char **argv)
 struct cover {
 	uint64_t addr;
 	const struct fixture *fx;
+	bool event;		/* the build-id is the trace event's */
 	int right, seen;
 };
 
@@ -1036,8 +1134,22 @@ static void cover_collect(const struct perf_event_header *h, void *ctx)
 {
 	const struct mmap3_record *r3 = (const void *)h;
 	const struct mmap2_record *r2 = (const void *)h;
+	const unsigned char *raw;
 	struct cover *c = ctx;
+	uint64_t addr;
 
+	if (c->event) {
+		raw = tp_raw(h);
+		if (!raw)
+			return;
+		memcpy(&addr, raw + tp.addr, sizeof(addr));
+		if (addr != c->addr)
+			return;
+		c->seen++;
+		c->right = raw[tp.size] == c->fx->build_id_size &&
+			   !memcmp(raw + tp.build_id, c->fx->build_id, c->fx->build_id_size);
+		return;
+	}
 	if (r3->addr != c->addr)	/* the same offset in both */
 		return;
 	if (h->type == PERF_RECORD_MMAP3) {
@@ -1074,7 +1186,7 @@ static void cover(const char *cfg, const char *dir, bool cold)
 		die("MANIFEST");
 	while (fgets(line, sizeof(line), mf)) {
 		struct fixture fx;
-		struct cover c = { .fx = &fx };
+		struct cover c = { .fx = &fx, .event = !strcmp(cfg, "event") };
 		void *p;
 		int fd;
 

@@ -7,6 +7,8 @@
 . ./profile.conf
 echo "mmap3-test: begin profile"
 cp /mnt/bid20.elf /tmp/bid20.elf
+# The configuration "event" opens the trace event mmap3:build_id.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs tracefs /sys/kernel/tracing
 # Once before the host attaches: the allocators' and page cache's state
 # of a first run is not profiled.
 ./mmap3_bench map /mnt/bid20.elf warm "$ITERS" 1 mmap2bid >/dev/null
