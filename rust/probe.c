@@ -83,6 +83,8 @@ static DEFINE_SPINLOCK(mmap3_fifos_lock);
 static DEFINE_HASHTABLE(mmap3_fifos, 6);
 /* FIFOs queued as task_work: module exit waits until none is left. */
 static atomic_t mmap3_fifos_queued = ATOMIC_INIT(0);
+/* Whether a FIFO was ever queued: module exit then waits for RCU Tasks. */
+static bool mmap3_fifos_used;
 
 /* For d_path() under the probe, which must not sleep: one per CPU. */
 struct mmap3_path {
@@ -177,6 +179,7 @@ static bool mmap3_defer(struct mmap3_fifo *f, struct mmap3_deferred *e)
 			kfree(f);
 			return false;
 		}
+		WRITE_ONCE(mmap3_fifos_used, true);
 		spin_lock(&mmap3_fifos_lock);
 		hash_add_rcu(mmap3_fifos, &f->node, (unsigned long)current);
 		spin_unlock(&mmap3_fifos_lock);
@@ -456,8 +459,22 @@ void mmap3_event_exit(void)
 	mmap3_attached = false;
 	mutex_unlock(&mmap3_probe_mutex);
 	wait_var_event(&mmap3_fifos_queued, !atomic_read(&mmap3_fifos_queued));
-	/* The FIFOs' kfree_rcu() and the last mmap3_fifo_run()s. */
-	synchronize_rcu();
+	/*
+	 * The FIFOs' kfree_rcu(), and the last mmap3_fifo_run()s: the count is
+	 * zero before they return, so a task can still be in their last
+	 * instructions, in this module's text, or preempted there. RCU Tasks
+	 * waits until every task has switched context voluntarily (or is in
+	 * user space or idle), so until none is. A FIFO is queued only by a
+	 * probe, and kprobes and ftrace select TASKS_RCU on a preemptible
+	 * kernel; elsewhere synchronize_rcu_tasks() is synchronize_rcu(),
+	 * which is enough where a task in the kernel cannot be preempted.
+	 */
+	BUILD_BUG_ON(IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU) &&
+		     (IS_ENABLED(CONFIG_KPROBES) || IS_ENABLED(CONFIG_FPROBE)));
+	if (READ_ONCE(mmap3_fifos_used))
+		synchronize_rcu_tasks();
+	else
+		synchronize_rcu();
 	free_percpu(mmap3_paths);
 	mmap3_paths = NULL;
 }
