@@ -14,7 +14,8 @@
 # (examples/bpf/, bpf_tests) against MANIFEST, ftrace's lines and
 # /proc/PID/maps; the README's bpftrace one-liner (bpftrace_tests)
 # against MANIFEST and ftrace's lines; and perf record --mmap3, which on a
-# kernel without the series records MMAP2 and this event
+# kernel without the series records MMAP2 and this event, and perf inject
+# --convert-mmap3 of its recordings for readers that know neither
 # (perf_mmap3_event_tests). Runs in the guest from /tests.
 . ./guest-lib.sh
 
@@ -576,8 +577,11 @@ run mmap3_build_id_bpftrace bpftrace_tests
 # records it stands in for. Either way perf buildid-list --with-status
 # gives each fixture MANIFEST's build-id and status, perf script the
 # status of its samples, and a file mapped with MAP_FIXED over another
-# one at the same address never gets the other's build-id. Needs the
-# guest perf (scripts/perf.sh) in /tests/perf.
+# one at the same address never gets the other's build-id; perf inject
+# --convert-mmap3 writes MMAP2 records with those build-ids, which
+# upstream's perf and samply's parser read (perf_inject_checks). Needs the
+# guest perf (scripts/perf.sh) in /tests/perf, and upstream's perf there
+# (MMAP3_KERNEL=upstream scripts/perf.sh) for the converted recordings.
 PERF=/tests/perf/perf
 UP=/tests/perf/perf-upstream
 PD=/tmp/perf-mmap3-event
@@ -674,8 +678,14 @@ perf_inject_checks() {
 
 	$PERF buildid-list --with-status -i $PD/conv.data >$PD/conv.list 2>$PD/conv.list.err
 	perf_same "perf buildid-list --with-status of the output (-o FILE): the input's" $PD/list $PD/conv.list
-	$PERF buildid-list --with-status -i - <$PD/conv.pipe >$PD/convp.list 2>$PD/convp.list.err
-	perf_same "perf buildid-list --with-status of the output (-o -): the input's" $PD/list $PD/convp.list
+	# A pipe written from a file has no build-id table (perf inject's,
+	# upstream's too): the kernel's, the module's and the vDSO's entries
+	# (N/A) are not there; the files' are.
+	$PERF buildid-list --with-status -i - <$PD/conv.pipe 2>$PD/convp.list.err |
+		awk '$3 ~ /^\//' >$PD/convp.list
+	awk '$3 ~ /^\//' $PD/list >$PD/files.list
+	perf_same "perf buildid-list --with-status of the output (-o -): the input's files" \
+		$PD/files.list $PD/convp.list
 	$PERF script -i $PD/conv.data -F comm,ip,dso,build_id_status 2>/dev/null | grep '(/' >$PD/conv.script
 	grep '(/' $PD/script >$PD/in.script
 	[ -s $PD/in.script ]
@@ -803,6 +813,17 @@ perf_mmap3_event_tests() {
 	lines=$(perf_bid_lines /mnt/farnote.elf $PD/fixed.list)
 	[ -z "$lines" ] || [ "$(printf '%s\n' "$lines" | awk '{ print $1, $2 }')" = "$far FOUND" ]
 	tap $? "MAP_FIXED: farnote.elf has its build-id or none: ${lines:-none}"
+	# Converted: nobid.elf's MMAP2 record never gets farnote.elf's
+	# build-id, farnote.elf's gets its own or none (upstream's perf).
+	$PERF inject --convert-mmap3 -i $PD/fixed.data -o $PD/fixed.conv >$PD/fixed.conv.err 2>&1
+	tap $? "perf inject --convert-mmap3 of the MAP_FIXED recording"
+	if [ -x $UP ]; then
+		$UP script -i $PD/fixed.conv --show-mmap-events >$PD/fixed.script 2>/dev/null
+		nobid=$(mmap_ids /mnt/nobid.elf $PD/fixed.script)
+		farids=$(mmap_ids /mnt/farnote.elf $PD/fixed.script)
+		[ "$nobid" = "- " ] && { [ "$farids" = "$far " ] || [ "$farids" = "- " ]; }
+		tap $? "MAP_FIXED converted, upstream's perf: nobid.elf: $nobid(none), farnote.elf: $farids($far or none)"
+	fi
 
 	# Pipe mode.
 	sync
