@@ -15,6 +15,17 @@ script=${1:?usage: scripts/guest.sh all.sh|smp4.sh|kselftest.sh|demo.sh|event.sh
 guest=$MMAP3_WORK/guest
 rm -rf "$guest"
 mkdir -p "$guest"
+# samply_reader DIR: samply's perf.data parser, a reader that knows MMAP2
+# and not MMAP3 (tests/perf/samply-reader), linked statically for the
+# guest, into DIR/samply-reader.
+samply_reader() {
+	local target=$MMAP3_CACHE/samply-reader
+	(cd "$MMAP3_ROOT/tests/perf/samply-reader" &&
+		CARGO_TARGET_DIR=$target RUSTFLAGS="-C target-feature=+crt-static" \
+			cargo build --quiet --release --target x86_64-unknown-linux-gnu) ||
+		die "cargo build of tests/perf/samply-reader failed"
+	cp "$target/x86_64-unknown-linux-gnu/release/mmap3-samply-reader" "$1/samply-reader"
+}
 # event.sh: the trace event alone, on any kernel (the unpatched one too,
 # whose headers have no MMAP3 for the selftests): the fixtures and their
 # MANIFEST, the module, the script, the event's selftest; when it was
@@ -37,15 +48,18 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
 	# perf, when scripts/perf.sh built it, and mapfixed, for perf record
-	# --mmap3 on the event (event.sh's perf_mmap3_event).
+	# --mmap3 on the event (event.sh's perf_mmap3_event); upstream's perf
+	# when it was built and samply's parser, the readers of perf inject
+	# --convert-mmap3's output there.
 	if [ -x "$PERF_BUILD/guest/perf" ]; then
 		cp -a "$PERF_BUILD/guest" "$guest/perf"
 		gcc -O2 -Wall -static -o "$guest/perf/mapfixed" \
 			"$MMAP3_ROOT/tests/perf/mapfixed.c" -lpthread
+		[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
+		samply_reader "$guest/perf"
 	fi
 	if [ "$script" = demo-event.sh ]; then
 		cp "$MMAP3_ROOT/demo/event.sh" "$guest/demo-event.sh"
-		[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
 	fi
 	log "building the BPF example (examples/bpf)"
 	make -s -C "$MMAP3_ROOT/examples/bpf" OUTPUT="$MMAP3_WORK/bpf-example" STATIC=1 >&2 ||
@@ -123,14 +137,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 		die "mkfs.btrfs of the perf test's btrfs image failed (btrfs-progs: scripts/deps.sh)"
 	cp "$MMAP3_ROOT/tests/perf/replaced.sh" "$guest/perf/"
 	[ ! -x "$PERF_UPSTREAM_BUILD/perf" ] || cp "$PERF_UPSTREAM_BUILD/perf" "$guest/perf/perf-upstream"
-	# samply's perf.data parser, a reader that knows MMAP2 and not MMAP3
-	# (tests/perf/samply-reader), linked statically for the guest.
-	samply_target=$MMAP3_CACHE/samply-reader
-	(cd "$MMAP3_ROOT/tests/perf/samply-reader" &&
-		CARGO_TARGET_DIR=$samply_target RUSTFLAGS="-C target-feature=+crt-static" \
-			cargo build --quiet --release --target x86_64-unknown-linux-gnu) ||
-		die "cargo build of tests/perf/samply-reader failed"
-	cp "$samply_target/x86_64-unknown-linux-gnu/release/mmap3-samply-reader" "$guest/perf/samply-reader"
+	samply_reader "$guest/perf"
 fi
 # The dkms-built module, unless it is older than the kernel (a stale build).
 dkms=$MMAP3_WORK/dkms-$MMAP3_KERNEL/$(cat "$KOBJ/include/config/kernel.release")

@@ -6,7 +6,8 @@
 #      the baseline of make bench; cached),
 #   2. the module for it (scripts/module.sh: CLIPPY=1, rustfmt; and by dkms,
 #      scripts/dkms-test.sh, with depmod's check of its symbols), and perf
-#      (scripts/perf.sh, the one perf of both kernels; cached),
+#      (scripts/perf.sh, the one perf of both kernels, and upstream's, the
+#      reader of perf inject --convert-mmap3's output; cached),
 #   3. tests/qemu/event.sh (ftrace; perf record -e mmap3:build_id;
 #      examples/bpf/'s libbpf program and its bpftrace one-liner) and the
 #      event's selftest (tests/event/) in QEMU with 4 CPUs (scripts/guest.sh
@@ -23,8 +24,10 @@ if ! "$MMAP3_ROOT/scripts/kernel.sh" || ! "$MMAP3_ROOT/scripts/module.sh" ||
 	exit 1
 fi
 # Not a failed step of its own: without perf, event.sh's perf section
-# reports a skip, which fails the run (tests/qemu/expected-skips).
+# reports a skip, which fails the run (tests/qemu/expected-skips); without
+# upstream's perf, its check of perf inject --convert-mmap3's output fails.
 MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh" || log "perf did not build"
+"$MMAP3_ROOT/scripts/perf.sh" || log "upstream's perf did not build"
 read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" event.sh | tail -n 1)
 echo "${p:-0} passed, ${f:-1} failed, ${s:-0} skipped"
 [ "${f:-1}" = 0 ]

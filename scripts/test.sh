@@ -18,8 +18,9 @@
 #      that need a compiler, with an unpatched and the patched perf
 #      (tests/perf/host-shell.sh, on the host), perf inject
 #      --convert-mmap3 read by the patched perf and an unpatched one,
-#      cross-endian and damaged (tests/perf/convert.sh, on the host), the
-#      build-id statuses of samples and DSOs and perf's C test of MMAP3
+#      cross-endian and damaged (tests/perf/convert.sh, on the host), and
+#      of recordings of MMAP2 records and the trace event mmap3:build_id
+#      (tests/perf/event-convert.sh, on the host), the build-id statuses of samples and DSOs and perf's C test of MMAP3
 #      records (tests/perf/status.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
@@ -94,6 +95,7 @@ host_tap old-perf.sh "how an unpatched perf reads MMAP3"
 host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
 host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
 host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstream's perf"
+host_tap event-convert.sh "perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf"
 host_tap status.sh "build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan"
 host_tap fuzz.sh "crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan"
 

@@ -14,7 +14,8 @@
 # (examples/bpf/, bpf_tests) against MANIFEST, ftrace's lines and
 # /proc/PID/maps; the README's bpftrace one-liner (bpftrace_tests)
 # against MANIFEST and ftrace's lines; and perf record --mmap3, which on a
-# kernel without the series records MMAP2 and this event
+# kernel without the series records MMAP2 and this event, and perf inject
+# --convert-mmap3 of its recordings for readers that know neither
 # (perf_mmap3_event_tests). Runs in the guest from /tests.
 . ./guest-lib.sh
 
@@ -576,14 +577,135 @@ run mmap3_build_id_bpftrace bpftrace_tests
 # records it stands in for. Either way perf buildid-list --with-status
 # gives each fixture MANIFEST's build-id and status, perf script the
 # status of its samples, and a file mapped with MAP_FIXED over another
-# one at the same address never gets the other's build-id. Needs the
-# guest perf (scripts/perf.sh) in /tests/perf.
+# one at the same address never gets the other's build-id; perf inject
+# --convert-mmap3 writes MMAP2 records with those build-ids, which
+# upstream's perf and samply's parser read (perf_inject_checks). Needs the
+# guest perf (scripts/perf.sh) in /tests/perf, and upstream's perf there
+# (MMAP3_KERNEL=upstream scripts/perf.sh) for the converted recordings.
 PERF=/tests/perf/perf
+UP=/tests/perf/perf-upstream
 PD=/tmp/perf-mmap3-event
 
 # perf_bid_lines PATH FILE: buildid-list --with-status's lines of PATH.
 perf_bid_lines() {
 	awk -v p="$1" '$3 == p' "$2"
+}
+
+# mmap_ids PATH SCRIPT: the build-ids of PATH's MMAP2 records in SCRIPT
+# (perf script --show-mmap-events), "-" for a record without one; each
+# once, space-separated.
+mmap_ids() {
+	awk -v p="$1" '/PERF_RECORD_MMAP2/ && $NF == p {
+		if (match($0, /<[0-9a-f]+>/)) print substr($0, RSTART + 1, RLENGTH - 2); else print "-" }' "$2" |
+		sort -u | tr '\n' ' '
+}
+
+# samply_ids PATH OUT: the same from the output of samply's parser
+# (tests/perf/samply-reader: "mmap2 PID START LEN BUILD_ID|- PATH").
+samply_ids() {
+	awk -v p="$1" '$1 == "mmap2" && $6 == p { print $5 }' "$2" | sort -u | tr '\n' ' '
+}
+
+# perf_check_ids WHAT IDS LIST OUT MIN: each file of LIST (the input's
+# buildid-list --with-status) has MMAP2 records in OUT (read with IDS,
+# mmap_ids or samply_ids), each with the file's build-id when its status
+# is FOUND (MANIFEST's for a fixture, else LIST's) and none otherwise; at
+# least MIN files.
+perf_check_ids() {
+	what=$1 ids=$2 list=$3 out=$4 min=$5
+	nr=0
+	bad=0
+	while read -r id status path; do
+		case $path in /*) ;; *) continue ;; esac
+		m=$(manifest "$(basename "$path")")
+		[ -z "$m" ] || { id=${m% *}; status=${m#* }; }
+		want=-
+		[ "$status" = FOUND ] && want=$id
+		got=$($ids "$path" "$out")
+		if [ "$got" != "$want " ]; then
+			bad=$((bad + 1))
+			echo "# $what: $path: ${got:-no MMAP2 record }(want $want, $status)"
+		fi
+		nr=$((nr + 1))
+	done <"$list"
+	[ "$nr" -ge "$min" ] && [ "$bad" = 0 ]
+	tap $? "$what: the MMAP2 records of the $nr files have their build-ids (FOUND), the others none ($bad wrong)"
+}
+
+# perf_same WHAT A B: files A and B are the same (diff shown if not).
+perf_same() {
+	cmp -s "$2" "$3"
+	tap $? "$1"
+	cmp -s "$2" "$3" || diff "$2" "$3" | head -10 | sed 's/^/# /'
+}
+
+# perf_inject_checks IN: perf inject --convert-mmap3 of the recording IN
+# (the cold one: MMAP2 records and the trace event without the series,
+# MMAP3 records with it), to a file and to a pipe. Readers without MMAP3
+# or the event, upstream's perf (when scripts/perf.sh built it) and
+# samply's parser, see each file's MMAP2 records with its build-id when
+# its status is FOUND; the patched perf reads the statuses of the input:
+# buildid-list --with-status, the statuses of the samples in files (perf
+# script), report --stats' table. -b, -B, --mmap2-buildid-all and
+# --buildid-all of IN work too.
+perf_inject_checks() {
+	in=$1
+	$PERF inject --convert-mmap3 -i "$in" -o $PD/conv.data >$PD/conv.err 2>&1
+	tap $? "perf inject --convert-mmap3 -o FILE"
+	sed 's/^/# /' $PD/conv.err
+	$PERF inject --convert-mmap3 -i "$in" -o - >$PD/conv.pipe 2>$PD/convp.err
+	tap $? "perf inject --convert-mmap3 -o -"
+	sed 's/^/# /' $PD/convp.err
+
+	if [ -x $UP ]; then
+		$UP script -i $PD/conv.data --show-mmap-events >$PD/up.script 2>$PD/up.err
+		tap $? "upstream's perf script of the output (-o FILE)"
+		perf_check_ids "upstream's perf, -o FILE" mmap_ids $PD/list $PD/up.script 9
+		$UP script -i - --show-mmap-events <$PD/conv.pipe >$PD/upp.script 2>$PD/upp.err
+		tap $? "upstream's perf script of the output (-o -)"
+		perf_check_ids "upstream's perf, -o -" mmap_ids $PD/list $PD/upp.script 9
+		# What upstream's perf makes of the input's mmap3:build_id
+		# samples (the output has none).
+		$UP report --stdio -i "$in" --sort dso 2>/dev/null | grep -e '^# Samples' -e '^# Total' |
+			sed 's/^/# upstream perf report of the input: /'
+	else
+		tap 1 "upstream's perf (MMAP3_KERNEL=upstream scripts/perf.sh) is in /tests/perf"
+	fi
+	/tests/perf/samply-reader $PD/conv.data >$PD/samply.out 2>$PD/samply.err
+	tap $? "samply's parser reads the output"
+	sed 's/^/# /' $PD/samply.err
+	perf_check_ids "samply's parser" samply_ids $PD/list $PD/samply.out 9
+
+	$PERF buildid-list --with-status -i $PD/conv.data >$PD/conv.list 2>$PD/conv.list.err
+	perf_same "perf buildid-list --with-status of the output (-o FILE): the input's" $PD/list $PD/conv.list
+	# A pipe written from a file has no build-id table (perf inject's,
+	# upstream's too): the kernel's, the module's and the vDSO's entries
+	# (N/A) are not there; the files' are.
+	$PERF buildid-list --with-status -i - <$PD/conv.pipe 2>$PD/convp.list.err |
+		awk '$3 ~ /^\//' >$PD/convp.list
+	awk '$3 ~ /^\//' $PD/list >$PD/files.list
+	perf_same "perf buildid-list --with-status of the output (-o -): the input's files" \
+		$PD/files.list $PD/convp.list
+	$PERF script -i $PD/conv.data -F comm,ip,dso,build_id_status 2>/dev/null | grep '(/' >$PD/conv.script
+	grep '(/' $PD/script >$PD/in.script
+	[ -s $PD/in.script ]
+	perf_same "perf script -F build_id_status of the output: the input's samples in files, the same statuses" \
+		$PD/in.script $PD/conv.script
+	$PERF report --stats -i $PD/conv.data 2>&1 | sed -n '/per build-id status/,$p' >$PD/conv.stats
+	sed -n '/per build-id status/,$p' $PD/stats >$PD/in.stats
+	[ -s $PD/in.stats ]
+	perf_same "perf report --stats of the output: the input's table of statuses" $PD/in.stats $PD/conv.stats
+
+	bad=0
+	for opt in -b -B --mmap2-buildid-all --buildid-all; do
+		if ! $PERF inject $opt -i "$in" -o $PD/opt.data >$PD/opt.err 2>&1 ||
+		   ! $PERF report -i $PD/opt.data --stdio >/dev/null 2>>$PD/opt.err; then
+			bad=1
+			echo "# perf inject $opt:"
+			sed 's/^/#   /' $PD/opt.err
+		fi
+	done
+	tap $bad "perf inject -b, -B, --mmap2-buildid-all, --buildid-all: exit 0, the output read by perf report"
 }
 
 # perf_check_fixture WHERE NAME LIST: NAME's lines in LIST, the output of
@@ -669,6 +791,8 @@ perf_mmap3_event_tests() {
 	! grep -q "of event 'mmap3:build_id'" $PD/report && grep -q 'exec20.elf' $PD/report
 	tap $? "perf report: the fixtures' samples, no entry for mmap3:build_id"
 
+	perf_inject_checks $PD/cold.data
+
 	# MAP_FIXED: farnote.elf (cold: its event comes from the read) at an
 	# address, then nobid.elf (warm) over it by another thread.
 	sync
@@ -689,14 +813,41 @@ perf_mmap3_event_tests() {
 	lines=$(perf_bid_lines /mnt/farnote.elf $PD/fixed.list)
 	[ -z "$lines" ] || [ "$(printf '%s\n' "$lines" | awk '{ print $1, $2 }')" = "$far FOUND" ]
 	tap $? "MAP_FIXED: farnote.elf has its build-id or none: ${lines:-none}"
+	# Converted: nobid.elf's MMAP2 record never gets farnote.elf's
+	# build-id, farnote.elf's gets its own or none (upstream's perf).
+	$PERF inject --convert-mmap3 -i $PD/fixed.data -o $PD/fixed.conv >$PD/fixed.conv.err 2>&1
+	tap $? "perf inject --convert-mmap3 of the MAP_FIXED recording"
+	if [ -x $UP ]; then
+		$UP script -i $PD/fixed.conv --show-mmap-events >$PD/fixed.script 2>/dev/null
+		nobid=$(mmap_ids /mnt/nobid.elf $PD/fixed.script)
+		farids=$(mmap_ids /mnt/farnote.elf $PD/fixed.script)
+		[ "$nobid" = "- " ] && { [ "$farids" = "$far " ] || [ "$farids" = "- " ]; }
+		tap $? "MAP_FIXED converted, upstream's perf: nobid.elf: $nobid(none), farnote.elf: $farids($far or none)"
+	fi
 
 	# Pipe mode.
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	$PERF record --mmap3 -N -e task-clock -o - -- /mnt/latenote.elf 2>$PD/pipe.err |
-		$PERF buildid-list --with-status -i - >$PD/pipe.list 2>&1
-	sed 's/^/# /' $PD/pipe.err $PD/pipe.list
+		tee $PD/pipe.data | $PERF buildid-list --with-status -i - >$PD/pipe.list 2>$PD/pipe.list.err
+	sed 's/^/# /' $PD/pipe.err $PD/pipe.list $PD/pipe.list.err
 	perf_check_fixture /mnt latenote.elf $PD/pipe.list
+	# perf inject --convert-mmap3 of the pipe: to a pipe and to a file.
+	$PERF inject --convert-mmap3 -i - -o - <$PD/pipe.data >$PD/conv2.pipe 2>$PD/conv2.err
+	tap $? "perf inject --convert-mmap3 -i - -o -"
+	$PERF inject --convert-mmap3 -i - -o $PD/conv2.data <$PD/pipe.data >>$PD/conv2.err 2>&1
+	tap $? "perf inject --convert-mmap3 -i - -o FILE"
+	sed 's/^/# /' $PD/conv2.err
+	$PERF buildid-list --with-status -i - <$PD/conv2.pipe >$PD/conv2p.list 2>/dev/null
+	perf_same "perf buildid-list --with-status of the output (-i - -o -): the input's" $PD/pipe.list $PD/conv2p.list
+	$PERF buildid-list --with-status -i $PD/conv2.data >$PD/conv2.list 2>/dev/null
+	perf_same "perf buildid-list --with-status of the output (-i - -o FILE): the input's" $PD/pipe.list $PD/conv2.list
+	if [ -x $UP ]; then
+		$UP script -i - --show-mmap-events <$PD/conv2.pipe >$PD/up2p.script 2>/dev/null
+		perf_check_ids "upstream's perf, -i - -o -" mmap_ids $PD/pipe.list $PD/up2p.script 1
+	fi
+	/tests/perf/samply-reader $PD/conv2.data >$PD/samply2.out 2>&1
+	perf_check_ids "samply's parser, -i - -o FILE" samply_ids $PD/pipe.list $PD/samply2.out 1
 
 	rmmod mmap3
 	echo "1..$n"
