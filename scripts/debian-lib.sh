@@ -13,9 +13,10 @@ DEBIAN_DIR=$MMAP3_CACHE/debian-kernel-$DEBIAN_KVER
 # tools, keyed by its package list. Trixie's gcc-14, rustc and bindgen are
 # what the image's .config names (CONFIG_CC_VERSION_TEXT,
 # CONFIG_RUSTC_VERSION_TEXT, CONFIG_BINDGEN_VERSION_TEXT);
-# scripts/debian-module.sh checks that they still are.
+# scripts/debian-module.sh checks that they still are. openssl: the .config
+# has CONFIG_OPENSSL_SUPPORTS_ML_DSA=y, which Kconfig sets by running it.
 DEBIAN_CHROOT_PKGS=(gcc-14 gcc make flex bison bc libelf-dev libssl-dev kmod dwarves cpio
-	rustc rust-src bindgen libclang-dev python3 xz-utils
+	rustc rust-src bindgen libclang-dev python3 xz-utils openssl
 	dpkg-dev debhelper dh-dkms dkms fakeroot)
 DEBIAN_CHROOT=$MMAP3_CACHE/debian-chroot-trixie-$(printf '%s\n' "${DEBIAN_CHROOT_PKGS[@]}" | sha256sum | cut -c1-8)
 
