@@ -28,7 +28,18 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
+# A Rust module needs the kernel crate's metadata (rust/libkernel.rmeta
+# and the rest of rust/*.rmeta, scripts/target.json) in the kernel's build
+# directory, which distributions' headers packages (Debian's
+# linux-headers-*) do not ship: say so instead of rustc's "can't find
+# crate for `kernel`".
 modules:
+	@if grep -qs '^CONFIG_RUST=y' $(KDIR)/.config && [ ! -e $(KDIR)/rust/libkernel.rmeta ]; then \
+		echo "mmap3: $(KDIR) has CONFIG_RUST=y but no Rust metadata (rust/libkernel.rmeta):" >&2; \
+		echo "mmap3: its headers package does not ship what out-of-tree Rust modules are built" >&2; \
+		echo "mmap3: with; build against the kernel's build tree (README: Debian's own kernel)." >&2; \
+		exit 1; \
+	fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 clean:

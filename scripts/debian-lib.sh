@@ -15,9 +15,12 @@ DEBIAN_DIR=$MMAP3_CACHE/debian-kernel-$DEBIAN_KVER
 # CONFIG_RUSTC_VERSION_TEXT, CONFIG_BINDGEN_VERSION_TEXT);
 # scripts/debian-module.sh checks that they still are. openssl: the .config
 # has CONFIG_OPENSSL_SUPPORTS_ML_DSA=y, which Kconfig sets by running it.
+# build-essential to dh-dkms: scripts/debian-dkms.sh builds the module's
+# Debian package; gcc-14-for-host and linux-base: what Debian's
+# linux-headers-* depend on, installed there as a user has them.
 DEBIAN_CHROOT_PKGS=(gcc-14 gcc make flex bison bc libelf-dev libssl-dev kmod dwarves cpio
 	rustc rust-src bindgen libclang-dev python3 xz-utils openssl
-	dpkg-dev debhelper dh-dkms dkms fakeroot)
+	build-essential dpkg-dev debhelper dh-dkms dkms fakeroot gcc-14-for-host linux-base)
 DEBIAN_CHROOT=$MMAP3_CACHE/debian-chroot-trixie-$(printf '%s\n' "${DEBIAN_CHROOT_PKGS[@]}" | sha256sum | cut -c1-8)
 
 # in_chroot CMD...: run CMD in the chroot as root, with /proc and /dev, in
