@@ -3,11 +3,13 @@
 # The trace event mmap3:build_id on Debian's own, unmodified 7.3 kernel,
 # in QEMU (issue #41); a command of its own, not part of make test:
 #
-#   scripts/debian-test.sh
+#   scripts/debian-test.sh [dkms]
 #
 # 1. Debian's packages and the module built for them with Debian's
 #    toolchain (scripts/debian-module.sh, which runs
-#    scripts/debian-kernel.sh; cached);
+#    scripts/debian-kernel.sh; cached); with `dkms`, the module that DKMS
+#    built from the Debian package mmap3-dkms instead
+#    (scripts/debian-dkms.sh);
 # 2. a guest: Debian's vmlinuz as it is packaged, and an initramfs with
 #    busybox, Debian's own loop and ext4 modules and what they depend on
 #    (from linux-modules-*, decompressed, loaded with insmod by
@@ -25,7 +27,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$MMAP3_ROOT/scripts/debian-lib.sh"
 
-"$MMAP3_ROOT/scripts/debian-module.sh"
+case "${1:-}" in
+'') "$MMAP3_ROOT/scripts/debian-module.sh"; ko=$DEBIAN_MODULE ;;
+dkms) "$MMAP3_ROOT/scripts/debian-dkms.sh"; ko=$DEBIAN_MODULE_DIR/mmap3-dkms.ko ;;
+*) die "usage: scripts/debian-test.sh [dkms]" ;;
+esac
 
 mods=$DEBIAN_DIR/image/usr/lib/modules/$DEBIAN_KREL
 guest=$MMAP3_WORK/guest
@@ -59,7 +65,8 @@ log "Debian's modules in the initramfs: ${order[*]}"
 
 log "building the fixtures"
 "$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
-cp "$DEBIAN_MODULE" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
+cp "$ko" "$guest/mmap3.ko"
+cp "$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
 # event.sh's first section: the trace event through tracefs, busybox alone.
 sed -n '1,/^run mmap3_event event_tests$/p' "$MMAP3_ROOT/tests/qemu/event.sh" >"$guest/debian-event.sh"
 grep -q '^run mmap3_event event_tests$' "$guest/debian-event.sh" ||
