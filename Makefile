@@ -13,6 +13,8 @@
 #   make test-kcsan     the same on the KCSAN kernel (data races)
 #   make test-event     the trace event mmap3:build_id on the kernel without
 #                       the series (make test runs it for 7.3)
+#   make test-debian    the module as Debian's package builds it, on Debian's
+#                       own 7.3 kernel in QEMU (README; not part of make test)
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply the kernel series to a clean tree, build after
 #                       each patch, run checkpatch.pl --strict
@@ -60,6 +62,9 @@ test-kcsan:
 test-event:
 	scripts/test-event.sh
 
+test-debian:
+	scripts/debian-test.sh dkms all
+
 kernel:
 	scripts/kernel.sh
 
@@ -75,4 +80,4 @@ bench:
 profile:
 	scripts/profile.sh
 
-.PHONY: modules clean demo test test-debug test-kcsan test-event kernel check-patches rust-analyzer bench profile
+.PHONY: modules clean demo test test-debug test-kcsan test-event test-debian kernel check-patches rust-analyzer bench profile
