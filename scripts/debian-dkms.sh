@@ -50,7 +50,7 @@ if ! in_chroot dpkg-query -W "linux-headers-$DEBIAN_KREL" >/dev/null 2>&1; then
 fi
 
 t0=$SECONDS
-log "apt-get install ./$deb in the chroot (DKMS builds for linux-headers-$DEBIAN_KREL)"
+log "apt-get install /path/to/$deb in the chroot"
 # Every dependency is in the chroot already: apt downloads nothing.
 rc=0
 in_chroot sh -c "dpkg --purge mmap3-dkms >/dev/null 2>&1; cd /build/mmap3-dkms &&
@@ -58,6 +58,7 @@ in_chroot sh -c "dpkg --purge mmap3-dkms >/dev/null 2>&1; cd /build/mmap3-dkms &
 	>"$DEBIAN_MODULE_DIR/apt-install.log" 2>&1 || rc=$?
 echo "apt-get install: exit $rc ($((SECONDS - t0)) s); its output:" >&2
 sed 's/^/  | /' "$DEBIAN_MODULE_DIR/apt-install.log" | tail -n 25 >&2
+[ "$rc" = 0 ] || die "apt-get install of $deb failed"
 # The package's postinst builds for the running kernel (here the host's,
 # which has no headers in the chroot: skipped); on a Debian machine that
 # is $DEBIAN_KREL, with its headers: the same build, by hand.
