@@ -71,6 +71,11 @@ if [ ! -e "$DEBIAN_CHROOT$kb/.done" ]; then
 	log "unpacking linux-source-7.3 $DEBIAN_KVER into the chroot's $src"
 	tar -C "$DEBIAN_CHROOT$kb" -xf "$DEBIAN_DIR/source/usr/src/linux-source-7.3.tar.xz"
 	cp "$cfg" "$DEBIAN_CHROOT$obj/.config"
+	# What Debian's top-level Makefile includes from the build directory
+	# (CC=x86_64-linux-gnu-gcc-14, ARCH, KERNELRELEASE), as its headers
+	# have it: every build against the tree, DKMS's too, takes Debian's
+	# compiler.
+	cp "$hdr/.kernelvariables" "$DEBIAN_CHROOT$obj/"
 	log "make olddefconfig (Debian's .config, which it must not change) and modules_prepare (about 5 minutes)"
 	in_chroot "${kmake[@]}" olddefconfig >"$DEBIAN_CHROOT$kb/prepare.log" 2>&1 ||
 		{ tail -n 30 "$DEBIAN_CHROOT$kb/prepare.log" >&2; die "make olddefconfig failed"; }
