@@ -7,7 +7,8 @@
 #   scripts/debian-kernel.sh
 #
 # 1. Debian's packages of that kernel, for one exact version
-#    ($DEBIAN_KVER, default the pin below), fetched from trixie-backports
+#    ($DEBIAN_KVER, default: scripts/debian-lib.sh's pin; the run stops
+#    when trixie-backports no longer serves it), fetched from trixie-backports
 #    with apt-get download through a private sources list of the machine's
 #    own Debian archive (scripts/lib.sh: private_apt; apt verifies the
 #    Release file with the machine's keyring and each package against it)
@@ -16,7 +17,9 @@
 #                                    versions it names (since 7.3:
 #                                    linux-{binary,modules,base}-*):
 #                                    /usr/lib/modules/*/{vmlinuz,config}, modules
-#      linux-headers-$DEBIAN_KREL    Module.symvers (no Rust metadata)
+#      linux-headers-$DEBIAN_KREL    .config, .kernelvariables,
+#                                    Module.symvers, vmlinux (BTF only);
+#                                    no Rust metadata
 #      linux-headers-$DEBIAN_KREL_BASE-common, linux-kbuild-$DEBIAN_KREL_BASE
 #      linux-source-7.3              the source the image was built from
 #    into $DEBIAN_DIR/{debs,image,headers,source}.
