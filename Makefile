@@ -13,6 +13,8 @@
 #   make test-kcsan     the same on the KCSAN kernel (data races)
 #   make test-event     the trace event mmap3:build_id on the kernel without
 #                       the series (make test runs it for 7.3)
+#   make test-debian    the module as Debian's package builds it, on Debian's
+#                       own 7.3 kernel in QEMU (README; not part of make test)
 #   make kernel         only build the patched kernel into the cache
 #   make check-patches  apply the kernel series to a clean tree, build after
 #                       each patch, run checkpatch.pl --strict
@@ -28,7 +30,18 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 
+# A Rust module needs the kernel crate's metadata (rust/libkernel.rmeta
+# and the rest of rust/*.rmeta, scripts/target.json) in the kernel's build
+# directory, which distributions' headers packages (Debian's
+# linux-headers-*) do not ship: say so instead of rustc's "can't find
+# crate for `kernel`".
 modules:
+	@if grep -qs '^CONFIG_RUST=y' $(KDIR)/.config && [ ! -e $(KDIR)/rust/libkernel.rmeta ]; then \
+		echo "mmap3: $(KDIR) has CONFIG_RUST=y but no Rust metadata (rust/libkernel.rmeta):" >&2; \
+		echo "mmap3: its headers package does not ship what out-of-tree Rust modules are built" >&2; \
+		echo "mmap3: with; build against the kernel's build tree (README: Debian's own kernel)." >&2; \
+		exit 1; \
+	fi
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 clean:
@@ -49,6 +62,9 @@ test-kcsan:
 test-event:
 	scripts/test-event.sh
 
+test-debian:
+	scripts/debian-test.sh dkms all
+
 kernel:
 	scripts/kernel.sh
 
@@ -64,4 +80,4 @@ bench:
 profile:
 	scripts/profile.sh
 
-.PHONY: modules clean demo test test-debug test-kcsan test-event kernel check-patches rust-analyzer bench profile
+.PHONY: modules clean demo test test-debug test-kcsan test-event test-debian kernel check-patches rust-analyzer bench profile

@@ -39,8 +39,10 @@ samply_reader() {
 if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	log "building the fixtures"
 	"$MMAP3_ROOT/tests/kselftest/fixtures.py" "$guest/fixtures" >&2
-	cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/event.sh" \
-		"$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
+	# MMAP3_MODULE: another build of the module (scripts/debian-test.sh:
+	# the one for Debian's own kernel).
+	cp "${MMAP3_MODULE:-$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko}" "$guest/mmap3.ko"
+	cp "$MMAP3_ROOT/tests/qemu/event.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
 	# The event's selftest (tests/event/), static: with the harness of
 	# the kernel's selftests and the series' uapi copy in tools/ (its
 	# helpers know MMAP3), whichever kernel it runs on.
@@ -81,8 +83,12 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	printf '%s\n' '#include <linux/types.h>' 'typedef __u8 u8;' 'typedef __u16 u16;' \
 		'typedef __u32 u32;' 'typedef __u64 u64;' 'typedef __s32 s32;' 'typedef __s64 s64;' \
 		>"$guest/bpftrace/include/kernel_types.h"
+	# A kernel with BTF (Debian's: scripts/debian-test.sh) gives bpftrace
+	# the kernel's types, and the headers would clash with them.
 	printf '%s\n' '#!/bin/sh' \
-		'LD_LIBRARY_PATH=/tests/bpftrace/lib exec /tests/bpftrace/bpftrace.bin -I /tests/bpftrace/include --include kernel_types.h "$@"' \
+		'export LD_LIBRARY_PATH=/tests/bpftrace/lib' \
+		'[ -e /sys/kernel/btf/vmlinux ] && exec /tests/bpftrace/bpftrace.bin "$@"' \
+		'exec /tests/bpftrace/bpftrace.bin -I /tests/bpftrace/include --include kernel_types.h "$@"' \
 		>"$guest/bpftrace/bpftrace"
 	chmod +x "$guest/bpftrace/bpftrace"
 	sed -n "s/^    \(bpftrace -e '.*'\)\$/\1/p" "$MMAP3_ROOT/examples/bpf/README.md" >"$guest/bpftrace/oneliner"

@@ -56,64 +56,14 @@ case "$ver" in
 esac
 [ "$have" != "$pin" ] || exit 0
 
-# The machine's Debian archive: the URI and keyring of the entry for its
-# own release (deb822 .sources or one-line sources.list).
-codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-[ -n "$codename" ] || die "no VERSION_CODENAME in /etc/os-release"
-read -r uri keyring < <(
-	{
-		cat /etc/apt/sources.list.d/*.sources 2>/dev/null
-		echo
-	} | awk -v suite="$codename" '
-		function flush() {
-			if (deb && uri != "" && (" " suites " ") ~ (" " suite " "))
-				print uri, (key == "" ? "-" : key)
-			deb = 0; uri = ""; suites = ""; key = ""
-		}
-		/^[ \t]*$/ { flush(); next }
-		tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
-		tolower($1) == "uris:" { uri = $2 }
-		tolower($1) == "suites:" { suites = ""; for (i = 2; i <= NF; i++) suites = suites " " $i }
-		tolower($1) == "signed-by:" && NF == 2 { key = $2 }
-		END { flush() }' | head -n 1
-)
-if [ -z "${uri:-}" ]; then
-	read -r uri keyring < <(
-		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-			awk -v suite="$codename" '$1 == "deb" {
-				key = "-"; i = 2
-				if ($2 ~ /^\[/) {
-					for (; i <= NF; i++) {
-						if ($i ~ /^\[?signed-by=/) { key = $i; sub(/^\[?signed-by=/, "", key); sub(/\]$/, "", key) }
-						if ($i ~ /\]$/) { i++; break }
-					}
-				}
-				if ($(i + 1) == suite) { print $i, key; exit }
-			}'
-	)
-fi
-[ -n "${uri:-}" ] || die "no Debian archive for $codename in the machine's apt sources"
-opts=
-[ "$keyring" = - ] || opts="[signed-by=$keyring] "
-
-# A scratch apt state that _apt, which apt downloads as, can enter.
+# A scratch apt state for $suite main of the machine's own Debian archive
+# (scripts/lib.sh: private_apt), removed on exit.
 apt=$(mktemp -d /tmp/mmap3-apt.XXXXXX)
 trap 'rm -rf "$apt"' EXIT
-chmod 755 "$apt"
-mkdir -p "$apt/sources.list.d" "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/deb"
-echo "deb $opts$uri $suite main" >"$apt/sources.list"
+mkdir -p "$apt/deb"
+private_apt "$apt" "$suite"
 ! id _apt >/dev/null 2>&1 || [ "$(id -u)" != 0 ] || chown _apt "$apt/deb"
-aptopts=(-q -o Dir::Etc::SourceList="$apt/sources.list"
-	-o Dir::Etc::SourceParts="$apt/sources.list.d" -o Dir::State::Lists="$apt/lists"
-	-o Dir::Cache="$apt/cache")
-log "fetching the $suite index (a private sources list: $suite main of the machine's mirror)"
-if ! apt-get "${aptopts[@]}" update >"$apt/update.log" 2>&1 ||
-   grep -qE '^(W|E): .*(GPG|[Ss]ign|NO_PUBKEY|EXPKEYSIG|not signed)' "$apt/update.log"; then
-	cat "$apt/update.log" >&2
-	grep -q NO_PUBKEY "$apt/update.log" &&
-		log "the keyring ${keyring/#-/of apt} lacks the key $suite is signed with: upgrade debian-archive-keyring"
-	die "apt-get update of $suite failed (above); its signature is not checked away"
-fi
+aptopts=("${APT_OPTS[@]}")
 versions=$(apt-cache "${aptopts[@]}" madison "$pkg" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
 if printf '%s\n' "$versions" | grep -qxF "$pin"; then
 	kver=$pin

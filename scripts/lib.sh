@@ -189,3 +189,76 @@ upstream_worktree() {
 		git -C "$src" worktree add -q --detach "$dir" mmap3-base
 	fi
 }
+
+# debian_archive: set DEBIAN_URI and DEBIAN_KEYRING ("-" when the entry
+# names none) to the URI and keyring of the machine's own Debian archive:
+# the apt source entry of its release (deb822 .sources or one-line
+# sources.list). Nothing names a mirror: it is the machine's.
+debian_archive() {
+	local codename uri keyring
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || die "no VERSION_CODENAME in /etc/os-release"
+	read -r uri keyring < <(
+		{
+			cat /etc/apt/sources.list.d/*.sources 2>/dev/null
+			echo
+		} | awk -v suite="$codename" '
+			function flush() {
+				if (deb && uri != "" && (" " suites " ") ~ (" " suite " "))
+					print uri, (key == "" ? "-" : key)
+				deb = 0; uri = ""; suites = ""; key = ""
+			}
+			/^[ \t]*$/ { flush(); next }
+			tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+			tolower($1) == "uris:" { uri = $2 }
+			tolower($1) == "suites:" { suites = ""; for (i = 2; i <= NF; i++) suites = suites " " $i }
+			tolower($1) == "signed-by:" && NF == 2 { key = $2 }
+			END { flush() }' | head -n 1
+	)
+	if [ -z "${uri:-}" ]; then
+		read -r uri keyring < <(
+			cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+				awk -v suite="$codename" '$1 == "deb" {
+					key = "-"; i = 2
+					if ($2 ~ /^\[/) {
+						for (; i <= NF; i++) {
+							if ($i ~ /^\[?signed-by=/) { key = $i; sub(/^\[?signed-by=/, "", key); sub(/\]$/, "", key) }
+							if ($i ~ /\]$/) { i++; break }
+						}
+					}
+					if ($(i + 1) == suite) { print $i, key; exit }
+				}'
+		)
+	fi
+	[ -n "${uri:-}" ] || die "no Debian archive for $codename in the machine's apt sources"
+	DEBIAN_URI=$uri
+	DEBIAN_KEYRING=$keyring
+}
+
+# private_apt DIR SUITE [COMPONENTS]: a scratch apt state in DIR (sources
+# list, lists, cache) for SUITE of the machine's own Debian archive
+# (components: main unless given), without touching the machine's apt
+# configuration; APT_OPTS then holds the options that make apt-get and
+# apt-cache use it. Runs apt-get update: apt verifies SUITE's Release file
+# with the machine's keyring and every package downloaded later against it;
+# nothing here weakens that, and a failed verification stops the run.
+private_apt() {
+	local dir=$1 suite=$2 comps=${3:-main} opts=
+	debian_archive
+	[ "$DEBIAN_KEYRING" = - ] || opts="[signed-by=$DEBIAN_KEYRING] "
+	# _apt, which apt downloads as, must be able to enter DIR.
+	chmod 755 "$dir"
+	mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial"
+	echo "deb $opts$DEBIAN_URI $suite $comps" >"$dir/sources.list"
+	APT_OPTS=(-q -o Dir::Etc::SourceList="$dir/sources.list"
+		-o Dir::Etc::SourceParts="$dir/sources.list.d" -o Dir::State::Lists="$dir/lists"
+		-o Dir::Cache="$dir/cache")
+	log "fetching the $suite index (a private sources list: $suite $comps of the machine's mirror)"
+	if ! apt-get "${APT_OPTS[@]}" update >"$dir/update.log" 2>&1 ||
+	   grep -qE '^(W|E): .*(GPG|[Ss]ign|NO_PUBKEY|EXPKEYSIG|not signed)' "$dir/update.log"; then
+		cat "$dir/update.log" >&2
+		grep -q NO_PUBKEY "$dir/update.log" &&
+			log "the keyring ${DEBIAN_KEYRING/#-/of apt} lacks the key $suite is signed with: upgrade debian-archive-keyring"
+		die "apt-get update of $suite failed (above); its signature is not checked away"
+	fi
+}

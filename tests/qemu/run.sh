@@ -29,7 +29,12 @@ script=${1:?usage: tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]}
 timeout=${2:-${MMAP3_TIMEOUT:-900}}
 tests=$MMAP3_WORK/guest
 [ -f "$tests/$script" ] || die "no guest script $tests/$script"
-bzimage=$KOBJ/arch/x86/boot/bzImage
+# MMAP3_BZIMAGE and MMAP3_KCONFIG: another kernel and its .config than
+# this variant's (scripts/debian-test.sh: Debian's own); MMAP3_GUEST_EXTRA:
+# a directory whose files go into the initramfs too (Debian's modules,
+# which /init loads from /modules when it finds /modules/order).
+bzimage=${MMAP3_BZIMAGE:-$KOBJ/arch/x86/boot/bzImage}
+kconfig=${MMAP3_KCONFIG:-$KOBJ/.config}
 [ -f "$bzimage" ] || die "no kernel at $bzimage: run scripts/kernel.sh"
 
 logs=$MMAP3_CACHE/logs/$(date +%Y%m%d-%H%M%S)-${script%.sh}
@@ -41,6 +46,7 @@ mkdir -p "$root"/{bin,dev,proc,sys,tmp,mnt,lib64,lib/x86_64-linux-gnu}
 cp /bin/busybox "$root/bin/busybox"
 cp "$MMAP3_ROOT/tests/qemu/init" "$root/init"
 cp -a "$tests" "$root/tests"
+[ -z "${MMAP3_GUEST_EXTRA:-}" ] || cp -a "$MMAP3_GUEST_EXTRA/." "$root/"
 # The dynamic loader and libc, for dynamically linked test programs.
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	cp -L "$lib" "$root$lib"
@@ -140,7 +146,7 @@ fi
 # Each debug feature the kernel has must have come up: its boot banner, or
 # what tests/qemu/init found.
 while read -r opt banner; do
-	grep -q "^$opt=y" "$KOBJ/.config" || continue
+	grep -q "^$opt=y" "$kconfig" || continue
 	if ! grep -q "$banner" "$logs/console.log" "$logs/tests.log"; then
 		log "$opt is configured but did not come up (no \"$banner\" in the logs)"
 		failed=$((failed + 1))
