@@ -23,8 +23,8 @@
 #    enabled); with `all`, the whole of tests/qemu/event.sh as make
 #    test-event stages it (scripts/guest.sh event.sh: the event's
 #    selftest, the BPF example, the bpftrace one-liner, perf record -e
-#    mmap3:build_id and perf record --mmap3, with the perf of
-#    scripts/perf.sh, built first);
+#    mmap3:build_id, perf record --mmap3 and perf inject --convert-mmap3,
+#    with the perf of scripts/perf.sh and upstream's, built first);
 # 3. tests/qemu/run.sh boots it (TCG, 2 CPUs) and reads the TAP, as for
 #    the kernel without the series (MMAP3_KERNEL=upstream: its expected
 #    skips and the guest's mmap3.kernel=).
@@ -84,9 +84,12 @@ log "Debian's modules in the initramfs: ${order[*]}"
 export MMAP3_BZIMAGE=$mods/vmlinuz MMAP3_KCONFIG=$mods/config MMAP3_GUEST_EXTRA=$extra
 export MMAP3_KERNEL=upstream MMAP3_SMP=${MMAP3_SMP:-2} MMAP3_MODULE=$ko
 if [ "$what" = all ]; then
-	# perf, as make test-event builds it (cached; a few minutes the first
-	# time): without it, event.sh's perf sections are skips, which fail.
+	# perf and upstream's, as make test-event builds them (cached; a few
+	# minutes each the first time): without perf, event.sh's perf sections
+	# are skips, which fail; without upstream's, its check of perf inject
+	# --convert-mmap3's output fails.
 	MMAP3_KERNEL=test "$MMAP3_ROOT/scripts/perf.sh" || log "perf did not build"
+	"$MMAP3_ROOT/scripts/perf.sh" || log "upstream's perf did not build"
 	run=(env MMAP3_KVER=7.3 "$MMAP3_ROOT/scripts/guest.sh" event.sh "${MMAP3_TIMEOUT:-900}")
 else
 	log "building the fixtures"
