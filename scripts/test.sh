@@ -20,8 +20,9 @@
 #      --convert-mmap3 read by the patched perf and an unpatched one,
 #      cross-endian and damaged (tests/perf/convert.sh, on the host), and
 #      of recordings of MMAP2 records and the trace event mmap3:build_id
-#      (tests/perf/event-convert.sh, on the host), the build-id statuses of samples and DSOs and perf's C test of MMAP3
-#      records (tests/perf/status.sh, on the host), the benchmark's programs
+#      (tests/perf/event-convert.sh, on the host), the build-id statuses
+#      of samples and DSOs and perf's C test of MMAP3 records
+#      (tests/perf/status.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
 #      buildid/),

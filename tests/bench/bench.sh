@@ -5,8 +5,8 @@
 # scripts/bench.sh before each boot) sets the counts, the boot's number
 # and whether this boot runs the real workload. KERNEL is "patched" here,
 # "upstream" in bench-upstream.sh (the unpatched kernel: no MMAP3; the
-# module, built for it, only in the event item). mmap3_bench interleaves the configurations itself (see its
-# comment); the items are those of the report (scripts/bench_report.py),
+# module, built for it, only in the event item). mmap3_bench interleaves
+# the configurations itself (see its comment); the items are those of the report (scripts/bench_report.py),
 # what each shows and cannot show is in tests/bench/NOTES.md. The items
 # where upstream's build-ids go missing or wrong (pressure, exited,
 # renamed) are in loss.sh, for both kernels.

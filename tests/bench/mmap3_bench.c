@@ -264,28 +264,24 @@ static void module_load(int cache)
 	module_state = cache;
 }
 
-/* Loads the module as @cfg needs it; true when @cfg listens with MMAP3. */
-static bool cfg_prepare(const char *cfg)
+/* Puts the module in the state @cfg needs; the others leave it as it is. */
+static void cfg_prepare(const char *cfg)
 {
-	if (!strcmp(cfg, "mmap3"))
+	if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "idle") || !strcmp(cfg, "event"))
 		module_load(1);
 	else if (!strcmp(cfg, "mmap3-nc"))
 		module_load(0);
-	else
-		return false;
-	return true;
+	else if (!strcmp(cfg, "bare"))
+		module_unload();
 }
 
-/* Opens the listening event of @cfg on @pid/@cpu; -2 for none and ref. */
+/* Opens the listening event of @cfg on @pid/@cpu; -2 for those with none. */
 static int cfg_open(const char *cfg, pid_t pid, int cpu)
 {
 	struct perf_event_attr attr;
 
 	side_band_attr(&attr);
-	if (!strcmp(cfg, "bare"))
-		module_unload();
-	else if (!strcmp(cfg, "idle") || !strcmp(cfg, "event"))
-		module_load(1);
+	cfg_prepare(cfg);
 	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref") || !strcmp(cfg, "bare") ||
 	    !strcmp(cfg, "idle"))
 		return -2;
@@ -302,7 +298,7 @@ static int cfg_open(const char *cfg, pid_t pid, int cpu)
 		attr.exclude_kernel = 0;	/* a tracepoint's regs are the kernel's */
 		attr.mmap = 1;
 		attr.mmap2 = 1;
-	} else if (cfg_prepare(cfg)) {
+	} else if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "mmap3-nc")) {
 		attr.mmap3 = 1;
 	} else {
 		errno = EINVAL;
