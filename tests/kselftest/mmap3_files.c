@@ -1060,15 +1060,21 @@ TEST_F_TIMEOUT(fuse, server_maps_its_own_file, 60)
 {
 	struct fuse_self_map res;
 	const struct mmap3_record *r;
+	char why[96];
 	int fd;
 
 	/* Opened here (the server answers), mapped there. */
 	fd = open(self->t.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd) TH_LOG("open %s: %s", self->t.path, strerror(errno));
-	ASSERT_EQ(0, fuse_server_cmd(&self->t.srv, 'M', fd));
+	ASSERT_EQ(0, fuse_server_cmd(&self->t.srv, 'M', fd))
+		TH_LOG("the FUSE server takes no command (%s): %s", strerror(errno),
+		       fuse_server_gone(&self->t.srv, why, sizeof(why)));
 	if (fuse_server_result(&self->t.srv, &res, 15000)) {
-		TH_LOG("the FUSE server has not come back from mapping its own file in 15 s (%s)",
-		       strerror(errno));
+		if (errno == EPIPE)
+			TH_LOG("the FUSE server answers nothing: %s",
+			       fuse_server_gone(&self->t.srv, why, sizeof(why)));
+		else
+			TH_LOG("the FUSE server has not come back from mapping its own file in 15 s");
 		/* Abort its connection, or this process could not exit either. */
 		fuse_server_stop(&self->t.srv);
 		ASSERT_TRUE(false);

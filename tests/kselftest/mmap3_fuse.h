@@ -85,6 +85,13 @@ struct fuse_self_map {
 	struct mmap3_capture c;
 };
 
+/* Why the server ended: its exit status, which fuse_server_gone() names. */
+enum fuse_end {
+	FUSE_END_DONE,		/* the test closed the command pipe */
+	FUSE_END_ERROR,		/* a call failed: said on stderr */
+	FUSE_END_CONN,		/* the connection is gone: aborted or unmounted */
+};
+
 static inline int fuse_reply(int dev, uint64_t unique, int error,
 			     const void *arg, size_t size)
 {
@@ -251,12 +258,60 @@ static inline int fuse_get_fd(pid_t pid, int fd)
 	return ret;
 }
 
-/* Sends @cmd to the server. */
+/*
+ * Sends @cmd to the server. Returns 0, or -1 with errno (EPIPE: the server
+ * has ended; fuse_server_gone() says how).
+ */
 static inline int fuse_server_cmd(struct fuse_server *s, char op, int fd)
 {
 	struct fuse_cmd cmd = { .op = op, .fd = fd };
+	sigset_t pipe_set, old;
+	int ret, err;
 
-	return write(s->cmd, &cmd, sizeof(cmd)) == sizeof(cmd) ? 0 : -1;
+	/* EPIPE rather than SIGPIPE, which would end the test unexplained. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	ret = write(s->cmd, &cmd, sizeof(cmd)) == sizeof(cmd) ? 0 : -1;
+	err = errno;
+	if (ret && err == EPIPE) {
+		struct timespec none = { 0 };
+
+		/* Take the SIGPIPE this write raised before unblocking. */
+		sigtimedwait(&pipe_set, NULL, &none);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return ret;
+}
+
+/* How the server ended, in @buf, or "it is still running". */
+static inline const char *fuse_server_gone(struct fuse_server *s, char *buf, size_t len)
+{
+	static const char *const why[] = {
+		[FUSE_END_DONE] = "the test closed its command pipe",
+		[FUSE_END_ERROR] = "a call failed (said above)",
+		[FUSE_END_CONN] = "its connection is gone (aborted or unmounted)",
+	};
+	int status, tries = 100;
+	pid_t got = 0;
+
+	/* Its files are closed a little before it can be waited for. */
+	while (s->pid > 0 && !(got = waitpid(s->pid, &status, WNOHANG)) && tries--)
+		usleep(10000);
+	if (s->pid <= 0 || got < 0)
+		snprintf(buf, len, "it cannot be waited for: %s", strerror(s->pid > 0 ? errno : ESRCH));
+	else if (got != s->pid)
+		snprintf(buf, len, "it is still running");
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "it was killed by signal %d", WTERMSIG(status));
+	else if (WEXITSTATUS(status) < ARRAY_SIZE(why))
+		snprintf(buf, len, "it ended: %s", why[WEXITSTATUS(status)]);
+	else
+		snprintf(buf, len, "it exited with status %d", WEXITSTATUS(status));
+	if (s->pid > 0 && strcmp(buf, "it is still running"))
+		s->pid = 0;
+	return buf;
 }
 
 /*
@@ -285,11 +340,18 @@ static inline int fuse_server_result(struct fuse_server *s, struct fuse_self_map
 	return 0;
 }
 
+/* The server's failed @what, on stderr as a TAP comment. */
+static inline int fuse_server_error(const char *what)
+{
+	fprintf(stderr, "# the FUSE server ends: %s: %s\n", what, strerror(errno));
+	return FUSE_END_ERROR;
+}
+
 /*
  * The server process: mounts, says 'R' on @ctl once the kernel's INIT is
  * answered (or 'E' and the errno if the mount fails), then serves, and
  * takes commands from @cmd, until the mount goes away or the test closes
- * @cmd.
+ * @cmd. Returns an enum fuse_end.
  */
 static inline int fuse_server_main(const char *mnt, struct fuse_file *f,
 				   int cmd, int ctl)
@@ -306,7 +368,7 @@ static inline int fuse_server_main(const char *mnt, struct fuse_file *f,
 		err = errno;
 		reply[0] = 'E';
 		memcpy(reply + 1, &err, sizeof(err));
-		return write(ctl, reply, sizeof(reply)) < 0;
+		return write(ctl, reply, sizeof(reply)) < 0 ? FUSE_END_ERROR : FUSE_END_DONE;
 	}
 	for (;;) {
 		struct pollfd pfd[2] = {
@@ -318,20 +380,24 @@ static inline int fuse_server_main(const char *mnt, struct fuse_file *f,
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return 1;
+			return fuse_server_error("poll");
 		}
 		if (pfd[0].revents & (POLLERR | POLLHUP))
-			return 0;		/* unmounted: the connection is gone */
+			return FUSE_END_CONN;
 		if (pfd[0].revents & POLLIN) {
 			n = read(dev, buf, FUSE_BUF_SIZE);
 			if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == ENOENT))
 				continue;
+			if (n < 0 && errno == ENODEV)
+				return FUSE_END_CONN;
 			if (n < 0)
-				return errno == ENODEV ? 0 : 1;
-			if (n < (ssize_t)sizeof(struct fuse_in_header))
-				return 1;
+				return fuse_server_error("read /dev/fuse");
+			if (n < (ssize_t)sizeof(struct fuse_in_header)) {
+				errno = EPROTO;
+				return fuse_server_error("short request");
+			}
 			if (fuse_serve(dev, f, buf) && write(ctl, "R", 1) != 1)
-				return 1;
+				return fuse_server_error("write to the test");
 		}
 		if (pfd[1].revents & (POLLIN | POLLHUP)) {
 			struct fuse_self_map res = { 0 };
@@ -340,16 +406,20 @@ static inline int fuse_server_main(const char *mnt, struct fuse_file *f,
 
 			n = read(cmd, &c, sizeof(c));
 			if (n <= 0)
-				return 0;		/* the test is done with us */
-			fd = n == sizeof(c) && c.op == 'M' ? fuse_get_fd(getppid(), c.fd) : -1;
+				return FUSE_END_DONE;
+			if (n != sizeof(c) || c.op != 'M') {
+				errno = EPROTO;
+				return fuse_server_error("command");
+			}
+			fd = fuse_get_fd(getppid(), c.fd);
 			if (fd < 0)
-				return 1;
+				return fuse_server_error("pidfd_getfd");
 			/* This process, which alone answers this mount. */
 			if (mmap3_map_exec(fd, &res.c))
 				res.err = errno;
 			/* fd stays open: closing it would wait for our own FLUSH. */
 			if (write(ctl, &res, sizeof(res)) != sizeof(res))
-				return 1;
+				return fuse_server_error("write to the test");
 		}
 	}
 }
@@ -436,6 +506,7 @@ static inline int fuse_server_start(struct fuse_server *s, const char *mnt,
 	struct stat st;
 	uint64_t rnd[2];
 	int to[2], from[2], e;
+	pid_t pid;
 
 	memset(s, 0, sizeof(*s));
 	s->cmd = -1;
@@ -477,18 +548,20 @@ static inline int fuse_server_start(struct fuse_server *s, const char *mnt,
 		goto fail;
 	}
 	s->ctl = from[0];
-	s->pid = fork();
-	if (s->pid < 0) {
+	/* *s may be shared with the server (a harness's MAP_SHARED fixture). */
+	pid = fork();
+	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(to[0]);
 		close(from[1]);
 		goto fail;
 	}
-	if (!s->pid) {
+	if (!pid) {
 		close(to[1]);
 		close(from[0]);
 		_exit(fuse_server_main(s->mnt, s->file, to[0], from[1]));
 	}
+	s->pid = pid;
 	close(to[0]);
 	close(from[1]);
 	pfd.fd = s->ctl;
