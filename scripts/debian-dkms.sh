@@ -8,7 +8,8 @@
 #
 # 1. dpkg-buildpackage -b of this checkout's files (debian/, dkms.conf,
 #    Kbuild, Makefile, src, rust) in the chroot; the .deb is copied to
-#    $DEBIAN_MODULE_DIR.
+#    $DEBIAN_MODULE_DIR; lintian, Debian's package checker, must find no
+#    error and no warning in it.
 # 2. Debian's linux-headers-$DEBIAN_KREL (and its -common, linux-kbuild,
 #    linux-base-*) installed in the chroot with dpkg, then `apt-get
 #    install /path/to/mmap3-dkms_*.deb` as a user would, and dkms build for
@@ -38,6 +39,15 @@ deb=$(cd "$DEBIAN_CHROOT/build/mmap3-dkms" && ls mmap3-dkms_*_all.deb)
 mkdir -p "$DEBIAN_MODULE_DIR"
 cp "$DEBIAN_CHROOT/build/mmap3-dkms/$deb" "$DEBIAN_MODULE_DIR/"
 log "built $deb ($((SECONDS - t0)) s): $DEBIAN_MODULE_DIR/$deb"
+# lintian after debootstrap: as one of its packages, its Perl dependencies
+# fail to configure in debootstrap's order.
+in_chroot sh -c 'command -v lintian >/dev/null ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q lintian' >"$DEBIAN_MODULE_DIR/lintian.log" 2>&1 ||
+	{ cat "$DEBIAN_MODULE_DIR/lintian.log" >&2; die "apt-get install lintian in the chroot failed"; }
+in_chroot sh -c "cd /build/mmap3-dkms && lintian --fail-on error,warning $deb *.changes" \
+	>"$DEBIAN_MODULE_DIR/lintian.log" 2>&1 ||
+	{ cat "$DEBIAN_MODULE_DIR/lintian.log" >&2; die "lintian found errors or warnings in $deb"; }
+log "lintian: no error, no warning ($(grep -c '^[IPX]:' "$DEBIAN_MODULE_DIR/lintian.log") notes)"
 
 # Debian's headers of the kernel, as a user has them.
 mkdir -p "$DEBIAN_CHROOT/build/debs"
