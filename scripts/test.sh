@@ -22,7 +22,10 @@
 #      of recordings of MMAP2 records and the trace event mmap3:build_id
 #      (tests/perf/event-convert.sh, on the host), the build-id statuses
 #      of samples and DSOs and perf's C test of MMAP3 records
-#      (tests/perf/status.sh, on the host), the benchmark's programs
+#      (tests/perf/status.sh, on the host), every perf command and option
+#      documented for MMAP3 data on every kind of file the series writes,
+#      exiting as upstream's perf does on MMAP2 data, with readelf's
+#      build-ids (tests/perf/matrix.sh, on the host), the benchmark's programs
 #      (scripts/bench-build.sh),
 #   4. host tests of the build-id parser and the cache (cargo test in
 #      buildid/),
@@ -99,6 +102,7 @@ host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstre
 host_tap event-convert.sh "perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf"
 host_tap status.sh "build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan"
 host_tap fuzz.sh "crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan"
+host_tap matrix.sh "every documented perf command and option on every kind of file the series writes, patched perf with ASan against upstream's"
 
 if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
 	log "host tests: cargo test (buildid/)"

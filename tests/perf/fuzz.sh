@@ -10,15 +10,11 @@
 #
 # Crafted and cross-endian files, fuzzed, must never crash perf, make ASan
 # report anything (a read out of bounds included) or make it hang:
-#  - the seeds: a short session recorded on the host (host_record), its
-#    MMAP2 records turned into MMAP3 ones (mmap3-perf-data.py --stat-ids),
-#    as a file (le-file) and as a pipe (le-pipe: perf inject -o -); perf
-#    inject --convert-mmap3 of it, MMAP2 records and HEADER_MMAP3_STATUS,
-#    as a file and a pipe (le-conv-file, le-conv-pipe); and those four as
-#    a big-endian machine writes them (tests/perf/mmap3-fuzz.py rewrite
-#    --big-endian: be-file, be-pipe, be-conv-file, be-conv-pipe). Each
-#    seed must read with perf script as le-file does (exit 0, the same
-#    mapping and sample lines): the fuzzer starts from files perf reads;
+#  - the seeds: the eight kinds of file of session_files (tests/perf/tap.sh:
+#    a --mmap3 recording to a file and a pipe, converted, each little- and
+#    big-endian). Each seed must read with perf script as le-file does
+#    (exit 0, the same mapping and sample lines): the fuzzer starts from
+#    files perf reads;
 #  - $MMAP3_FUZZ_COUNT mutants (default 256: 16 classes x 8 seeds, twice)
 #    from seed $MMAP3_FUZZ_SEED (default 24), made by
 #    tests/perf/mmap3-fuzz.py mutate, which says what each class damages:
@@ -83,18 +79,7 @@ if [ -n "${MMAP3_FUZZ_SEEDS:-}" ]; then
 	echo "# seeds from $MMAP3_FUZZ_SEEDS"
 	for s in $seeds; do cp "$MMAP3_FUZZ_SEEDS/$s.data" "$tmp/seeds/"; done
 else
-	host_record "a short session" "ls / >/dev/null; sleep 0.05"
-	"$conv" --stat-ids "$tmp/mmap2.data" "$tmp/seeds/le-file.data" | sed 's/^/# /'
-	"$perf" inject -i "$tmp/seeds/le-file.data" -o - >"$tmp/seeds/le-pipe.data"
-	"$perf" inject --convert-mmap3 -i "$tmp/seeds/le-file.data" -o "$tmp/seeds/le-conv-file.data"
-	"$perf" inject --convert-mmap3 -i "$tmp/seeds/le-file.data" -o - >"$tmp/seeds/le-conv-pipe.data"
-	"$fuzz" rewrite --big-endian "$tmp/seeds/le-file.data" "$tmp/seeds/be-file.data" | sed 's/^/# /'
-	"$fuzz" rewrite --big-endian --pipe "$tmp/seeds/le-file.data" "$tmp/seeds/be-pipe.data" |
-		sed 's/^/# /'
-	"$fuzz" rewrite --big-endian "$tmp/seeds/le-conv-file.data" "$tmp/seeds/be-conv-file.data" |
-		sed 's/^/# /'
-	"$fuzz" rewrite --big-endian --pipe "$tmp/seeds/le-conv-file.data" \
-		"$tmp/seeds/be-conv-pipe.data" | sed 's/^/# /'
+	session_files "$tmp/seeds"
 fi
 
 # is_pipe NAME: whether seed NAME is a pipe-mode stream.

@@ -128,3 +128,26 @@ asan_report() {
 	done
 	false
 }
+
+# session_files DIR: the kinds of file the series writes, from a short
+# session recorded on the host (host_record, $tmp/mmap2.data): its MMAP2
+# records turned into MMAP3 ones (mmap3-perf-data.py --stat-ids), what
+# perf record --mmap3 writes, as a file (DIR/le-file.data) and as a pipe
+# (le-pipe: perf inject -o -); perf inject --convert-mmap3 of it, MMAP2
+# records and HEADER_MMAP3_STATUS, as a file and a pipe (le-conv-file,
+# le-conv-pipe); and those four as a big-endian machine writes them
+# (tests/perf/mmap3-fuzz.py rewrite --big-endian: be-file, be-pipe,
+# be-conv-file, be-conv-pipe).
+session_files() {
+	local d=$1 fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py k
+	host_record "a short session" "ls / >/dev/null; sleep 0.05"
+	"$conv" --stat-ids "$tmp/mmap2.data" "$d/le-file.data" | sed 's/^/# /'
+	"$perf" inject -i "$d/le-file.data" -o - >"$d/le-pipe.data"
+	"$perf" inject --convert-mmap3 -i "$d/le-file.data" -o "$d/le-conv-file.data"
+	"$perf" inject --convert-mmap3 -i "$d/le-file.data" -o - >"$d/le-conv-pipe.data"
+	for k in file conv-file; do
+		"$fuzz" rewrite --big-endian "$d/le-$k.data" "$d/be-$k.data" | sed 's/^/# /'
+		"$fuzz" rewrite --big-endian --pipe "$d/le-$k.data" "$d/be-${k%file}pipe.data" |
+			sed 's/^/# /'
+	done
+}
