@@ -50,6 +50,45 @@ lts=()
 [ -n "$kvers" ] || [ "$MMAP3_KERNEL" != test ] || lts=(6.12)
 kvers=("$MMAP3_KVER" "${lts[@]}")
 
+# The steps, in order, one a line: WHEN KIND SCRIPT [| WHAT]
+#   WHEN   all: every run; test: MMAP3_KERNEL=test (not the debug and
+#          KCSAN runs); test-7.3: that, on 7.3 alone (`make test`'s
+#          first kernel);
+#   KIND   kernel: scripts/SCRIPT for each kernel, its failure ends the run;
+#          build: scripts/SCRIPT once, a build step;
+#          each: scripts/SCRIPT for each kernel, a build step;
+#          kernels: scripts/SCRIPT with every kernel as arguments, a
+#          build step;
+#          host: tests/perf/SCRIPT, a host test that prints TAP;
+#          cargo: cargo test in SCRIPT/ (the host crate);
+#          guest: scripts/guest.sh SCRIPT on the first kernel, 2 CPUs;
+#          guest4: the same with 4 CPUs;
+#          guest4-each, guest-each: the same on each kernel;
+#          tests: scripts/SCRIPT, which ends with "N passed, ...".
+steps=$(cat <<'EOF'
+all      kernel      kernel.sh
+all      build       checkpatch.sh
+all      each        module.sh
+all      kernels     dkms-test.sh
+all      build       perf.sh
+all      build       bench-build.sh
+all      host        old-perf.sh       | how an unpatched perf reads MMAP3
+all      host        crafted.sh        | crafted MMAP3 records, patched perf with ASan
+all      host        host-shell.sh     | the series' perf shell tests that need a compiler, unpatched and patched perf
+all      host        convert.sh        | perf inject --convert-mmap3, patched perf with ASan, upstream's perf
+all      host        event-convert.sh  | perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf
+all      host        status.sh         | build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan
+all      host        fuzz.sh           | crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan
+all      host        matrix.sh         | every documented perf command and option on every kind of file the series writes, patched perf with ASan against upstream's
+all      cargo       buildid           | the build-id parser and the cache
+all      guest       all.sh
+all      guest4      smp4.sh
+all      guest4-each event.sh
+test-7.3 tests       test-event.sh
+test     guest-each  kselftest.sh
+EOF
+)
+
 passed=0 failed=0 skipped=0 failed_steps=()
 count() { passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $3)); }
 # step [VER] SCRIPT [ARG...]: a build step, on VER's kernel when given.
@@ -58,96 +97,76 @@ step() {
 	case "$1" in [0-9]*) kv=$1 && shift ;; esac
 	MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/$1" "${@:2}" || failed_steps+=("$1${kv:+ ($kv)}")
 }
-
-for kv in "${kvers[@]}"; do
-	MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/kernel.sh"
-done
-step checkpatch.sh
-for kv in "${kvers[@]}"; do
-	step "$kv" module.sh
-done
-step dkms-test.sh "${kvers[@]}"
-step perf.sh
-step bench-build.sh
-
 # host_tap SCRIPT WHAT: a host test that prints TAP ("1..N" and N results)
-# and exits 0 or 1; a plan not run to its end, or a skip of the whole
-# script, fails.
+# and exits 0 or 1, counted by scripts/tap.awk as one section with a plan:
+# a plan not run to its end, or a skip of the whole script, fails.
 host_tap() {
-	local out rc p f s plan
+	local out rc p f s
 	log "host: $2 (tests/perf/$1)"
 	set +e
 	out=$("$MMAP3_ROOT/tests/perf/$1" 2>&1)
 	rc=$?
 	set -e
 	printf '%s\n' "$out" | grep -E '^not ok|# SKIP' >&2 || true
-	read -r p f s < <(printf '%s\n' "$out" | awk '
-		/^not ok/ { f++; next } /^ok .*# SKIP/ { s++; next } /^ok/ { p++ }
-		END { print p + 0, f + 0, s + 0 }')
-	plan=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9]*\).*/\1/p')
-	if [ "$plan" != $((p + f + s)) ] || [ "$plan" = 0 ]; then
-		log "tests/perf/$1 planned ${plan:-no} tests and ran $((p + f + s))"
-		f=$((f + 1))
-	fi
-	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
+	read -r p f s < <(printf 'mmap3-test: begin %s\n%s\nmmap3-test: end %s rc=%s\n' \
+		"$1" "$out" "$1" "$rc" | awk -v need_plan=1 -f "$MMAP3_ROOT/scripts/tap.awk")
 	count "$p" "$f" "$s"
 }
-# An unpatched perf on a perf.data with MMAP3 records; crafted and damaged
-# MMAP3 records read by the patched perf under ASan; the perf shell tests
-# that need the host.
-host_tap old-perf.sh "how an unpatched perf reads MMAP3"
-host_tap crafted.sh "crafted MMAP3 records, patched perf with ASan"
-host_tap host-shell.sh "the series' perf shell tests that need a compiler, unpatched and patched perf"
-host_tap convert.sh "perf inject --convert-mmap3, patched perf with ASan, upstream's perf"
-host_tap event-convert.sh "perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf"
-host_tap status.sh "build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan"
-host_tap fuzz.sh "crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan"
-host_tap matrix.sh "every documented perf command and option on every kind of file the series writes, patched perf with ASan against upstream's"
-
-if [ -f "$MMAP3_ROOT/buildid/Cargo.toml" ]; then
-	log "host tests: cargo test (buildid/)"
+# cargo_test DIR WHAT: cargo test in DIR, its build in the cache (not
+# DIR/target), counted from its "test result:" lines. "ignored" is not
+# counted: buildid/'s one #[ignore] test is a fuzz seed writer, run by
+# hand (buildid/README.md), not a skipped test.
+cargo_test() {
+	local out rc p f
+	[ -f "$MMAP3_ROOT/$1/Cargo.toml" ] || return 0
+	log "host: $2 (cargo test in $1/)"
 	set +e
-	# Its build in the cache, as everything else built (not buildid/target).
-	out=$(cd "$MMAP3_ROOT/buildid" &&
-		CARGO_TARGET_DIR="$MMAP3_WORK/buildid-target" cargo test --release 2>&1)
+	out=$(cd "$MMAP3_ROOT/$1" &&
+		CARGO_TARGET_DIR="$MMAP3_WORK/$1-target" cargo test --release 2>&1)
 	rc=$?
 	set -e
 	printf '%s\n' "$out" | grep -E '^test result|panicked|FAILED|failures:' >&2 || true
-	# "ignored" is not counted: the one #[ignore] test is a fuzz seed
-	# writer, run by hand (buildid/README.md), not a skipped test.
 	read -r p f < <(printf '%s\n' "$out" | awk '/^test result/ {
 		for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i }
 	} END { print p + 0, f + 0 }')
 	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || f=1
 	count "$p" "$f" 0
-
-fi
-
-read -r p f s < <("$MMAP3_ROOT/scripts/guest.sh" all.sh | tail -n 1)
-count "$p" "$f" "$s"
-# The concurrency and stress tests again, on 4 CPUs (tests/qemu/smp4.sh).
-read -r p f s < <(MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" smp4.sh | tail -n 1)
-count "$p" "$f" "$s"
-# The trace event mmap3:build_id (tests/qemu/event.sh, tests/event/) on 4
-# CPUs: on each kernel with the series, and on 7.3 without it
-# (scripts/test-event.sh; 6.12 without it: make test-event MMAP3_KVER=6.12).
-for kv in "${kvers[@]}"; do
-	read -r p f s < <(MMAP3_KVER=$kv MMAP3_SMP=4 "$MMAP3_ROOT/scripts/guest.sh" event.sh | tail -n 1)
+}
+# guest SMP VER SCRIPT: scripts/guest.sh SCRIPT on VER's kernel with SMP
+# CPUs; no result line is a failure.
+guest() {
+	local p f s
+	read -r p f s < <(MMAP3_KVER=$2 MMAP3_SMP=$1 "$MMAP3_ROOT/scripts/guest.sh" "$3" | tail -n 1)
 	count "${p:-0}" "${f:-1}" "${s:-0}"
-done
-if [ "$MMAP3_KERNEL" = test ] && [ "$MMAP3_KVER" = 7.3 ]; then
-	read -r p _ f _ s _ < <("$MMAP3_ROOT/scripts/test-event.sh" | tail -n 1)
-	count "$p" "$f" "$s"
-fi
-# The selftests as the kernel series has them, the kselftest way: once, on
-# the test kernel (all.sh ran the same tests on this kernel already).
-# And so on each kernel given for it alone (6.12 LTS).
-if [ "$MMAP3_KERNEL" = test ]; then
-	for kv in "${kvers[@]}"; do
-		read -r p f s < <(MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/guest.sh" kselftest.sh | tail -n 1)
-		count "$p" "$f" "$s"
-	done
-fi
+}
+
+while read -r when kind script what; do
+	[ -n "$when" ] || continue
+	what=${what#| }
+	case "$when" in
+	all) ;;
+	test) [ "$MMAP3_KERNEL" = test ] || continue ;;
+	test-7.3) [ "$MMAP3_KERNEL" = test ] && [ "$MMAP3_KVER" = 7.3 ] || continue ;;
+	*) die "scripts/test.sh: a step for '$when'" ;;
+	esac
+	case "$kind" in
+	kernel)
+		for kv in "${kvers[@]}"; do MMAP3_KVER=$kv "$MMAP3_ROOT/scripts/$script"; done ;;
+	build) step "$script" ;;
+	each) for kv in "${kvers[@]}"; do step "$kv" "$script"; done ;;
+	kernels) step "$script" "${kvers[@]}" ;;
+	host) host_tap "$script" "$what" ;;
+	cargo) cargo_test "$script" "$what" ;;
+	guest) guest 2 "$MMAP3_KVER" "$script" ;;
+	guest4) guest 4 "$MMAP3_KVER" "$script" ;;
+	guest-each) for kv in "${kvers[@]}"; do guest 2 "$kv" "$script"; done ;;
+	guest4-each) for kv in "${kvers[@]}"; do guest 4 "$kv" "$script"; done ;;
+	tests)
+		read -r p _ f _ s _ < <("$MMAP3_ROOT/scripts/$script" | tail -n 1)
+		count "${p:-0}" "${f:-1}" "${s:-0}" ;;
+	*) die "scripts/test.sh: a step of kind '$kind'" ;;
+	esac
+done <<<"$steps"
 
 [ ${#failed_steps[@]} = 0 ] || log "failed steps: ${failed_steps[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

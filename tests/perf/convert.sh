@@ -48,15 +48,15 @@ ok0() { [ "$(rc "$1")" = 0 ] && sane "$1"; }
 mappings() {
 	local name=$1 p=$2 f=$3
 	if [ "$f" = - ]; then
-		run "$name" "$p" script -i - --show-mmap-events <"$tmp/$name.in"
+		capture "$name" "$p" script -i - --show-mmap-events <"$tmp/$name.in"
 	else
-		run "$name" "$p" script -i "$f" --show-mmap-events
+		capture "$name" "$p" script -i "$f" --show-mmap-events
 	fi
 	grep 'PERF_RECORD_MMAP' "$tmp/$name.out" >"$tmp/$name.map" || true
 }
 # statuses NAME FILE: the MMAP3 records and status counts of report --stats.
 statuses() {
-	run "$1" "$asan" report -i "$2" --stats
+	capture "$1" "$asan" report -i "$2" --stats
 	sed -n -e 's/^ *MMAP3 events: *\([0-9]*\) .*/MMAP3 \1/p' -e '/of MMAP3)$/p' \
 		"$tmp/$1.out" >"$tmp/$1.st"
 }
@@ -76,9 +76,9 @@ in_place_session
 # run of $p through its build-id, as in the MMAP2 records perf record
 # wrote: alpha's in alpha, beta's in beta (beta being at $p still).
 "$conv" --stat-ids "$tmp/mmap2.data" "$tmp/found.data" >/dev/null
-run found "$asan" inject --convert-mmap3 -i "$tmp/found.data" -o "$tmp/found-out.data"
-run old-report "$old" report -i "$tmp/found-out.data" --stdio --sort pid,sym -n
-run runs "$perf" script -i "$tmp/found.data" --show-task-events
+capture found "$asan" inject --convert-mmap3 -i "$tmp/found.data" -o "$tmp/found-out.data"
+capture old-report "$old" report -i "$tmp/found-out.data" --stdio --sort pid,sym -n
+capture runs "$perf" script -i "$tmp/found.data" --show-task-events
 runs=$(exec_runs "$tmp/runs.out")
 shares=$(shares "$runs" "$tmp/old-report.out")
 check "all FOUND: upstream's perf report of the output: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
@@ -93,7 +93,7 @@ check "all FOUND: upstream's perf report of the output: alpha's run ${shares% *}
 # for the perf command lines).
 pp=$(dpkg -L hotspot | grep '/hotspot-perfparser$')
 for f in found found-out mmap2; do
-	run "pp-$f" "$pp" --input "$tmp/$f.data" --output "$tmp/pp-$f.stream"
+	capture "pp-$f" "$pp" --input "$tmp/$f.data" --output "$tmp/pp-$f.stream"
 	# Without the perf command lines (the header's cmdline feature).
 	strings -n 3 "$tmp/pp-$f.stream" 2>/dev/null | grep -vF -e "$perf" -e "$asan" |
 		sort -u >"$tmp/pp-$f.strings" || true
@@ -124,7 +124,7 @@ check "the input: $nr_mmap3 MMAP3 records ($nr_found FOUND), $p IO_ERROR then FO
 	      grep -q "<$bid_beta> FOUND\]: r-xp $p\$" "$tmp/in-map.map"'
 
 # 1. The conversion.
-run inject "$asan" inject --convert-mmap3 -i "$tmp/in.data" -o "$tmp/out.data"
+capture inject "$asan" inject --convert-mmap3 -i "$tmp/in.data" -o "$tmp/out.data"
 check "perf inject --convert-mmap3 (ASan): exit 0, nothing reported" ok0 inject
 "$stat" stat "$tmp/out.data" >"$tmp/out.stat"
 sed -n 's/^records MMAP/# output: &/p; s/^mmap2 /# output: &/p' "$tmp/out.stat"
@@ -137,7 +137,7 @@ check "the entry of $p's first run says IO_ERROR, with its device and inode" \
 	eval 'grep -qE "^status [0-9]+ pid [0-9]+ start 0x401000 IO_ERROR [0-9a-f]+:[0-9a-f]+ [1-9][0-9]* " "$tmp/out.stat"'
 
 # 2. Upstream's perf.
-run old-script "$old" script -i "$tmp/out.data" --show-mmap-events
+capture old-script "$old" script -i "$tmp/out.data" --show-mmap-events
 grep -F "]: r-xp $p" "$tmp/old-script.out" | sed 's/^ */# upstream: /'
 # The FOUND records' build-ids, in order, from the patched perf's view of
 # the input and from upstream's of the output.
@@ -159,7 +159,7 @@ p_records() {
 }
 check "perf inject read no file: $p's first MMAP2 record without a build-id, the second with beta's, not the file's now ($bid_p)" \
 	p_records
-run old-buildids "$old" buildid-list -i "$tmp/out.data" --with-hits
+capture old-buildids "$old" buildid-list -i "$tmp/out.data" --with-hits
 check "upstream's perf buildid-list: beta's build-id for $p" \
 	eval '[ "$(rc old-buildids)" = 0 ] && grep -qx "$bid_beta $p" "$tmp/old-buildids.out"'
 # 3. The patched perf reads the input's MMAP3 records back.
@@ -168,17 +168,17 @@ check "patched perf script: the input's mapping lines (build-ids, statuses, devi
 check "patched perf report --stats: the input's MMAP3 status counts" \
 	eval 'statuses out-st "$tmp/out.data"; cmp -s "$tmp/in-st.st" "$tmp/out-st.st"'
 sed 's/^/# /' "$tmp/out-st.st"
-run in-report "$asan" report -i "$tmp/in.data" --stdio --sort pid,dso,sym -n
-run out-report "$asan" report -i "$tmp/out.data" --stdio --sort pid,dso,sym -n
+capture in-report "$asan" report -i "$tmp/in.data" --stdio --sort pid,dso,sym -n
+capture out-report "$asan" report -i "$tmp/out.data" --stdio --sort pid,dso,sym -n
 check "patched perf report: the input's, the warning about $p (IO_ERROR) included" \
 	eval 'ok0 out-report && grep -qx "#  $p (IO_ERROR)" "$tmp/out-report.out" &&
 	      grep -qx "#  $p (IO_ERROR)" "$tmp/in-report.out" &&
 	      diff <(grep -v "^#" "$tmp/in-report.out") <(grep -v "^#" "$tmp/out-report.out") >/dev/null'
-run in-buildids "$asan" buildid-list -i "$tmp/in.data" --with-hits
-run out-buildids "$asan" buildid-list -i "$tmp/out.data" --with-hits
+capture in-buildids "$asan" buildid-list -i "$tmp/in.data" --with-hits
+capture out-buildids "$asan" buildid-list -i "$tmp/out.data" --with-hits
 check "patched perf buildid-list --with-hits: the input's" \
 	eval 'ok0 out-buildids && diff <(grep -v perf-vdso "$tmp/in-buildids.out") <(grep -v perf-vdso "$tmp/out-buildids.out") >/dev/null'
-run header "$asan" report -i "$tmp/out.data" --header-only
+capture header "$asan" report -i "$tmp/out.data" --header-only
 grep -A3 '^# mmap3 status' "$tmp/header.out" | sed 's/^/# /'
 check "perf report --header-only counts the $nr_mmap3 converted records and their statuses" \
 	eval 'grep -qx "# mmap3 status: $nr_mmap3 records converted from MMAP3 to MMAP2" "$tmp/header.out" &&
@@ -186,12 +186,12 @@ check "perf report --header-only counts the $nr_mmap3 converted records and thei
 
 # perf inject of the output keeps it as it is, in each mode.
 for opt in "" -b --buildid-all --mmap2-buildid-all; do
-	run "again$opt" "$asan" inject $opt -i "$tmp/out.data" -o "$tmp/again$opt.data"
+	capture "again$opt" "$asan" inject $opt -i "$tmp/out.data" -o "$tmp/again$opt.data"
 	check "perf inject ${opt:-(plain)} of the output: it reads as the input" \
 		eval 'ok0 "again$opt" && same "again$opt" "$tmp/again$opt.data"'
 done
 check "perf inject --mmap2-buildid-all of the input: it reads as the input (no build-id read for IO_ERROR)" \
-	eval 'run m2all "$asan" inject --mmap2-buildid-all -i "$tmp/in.data" -o "$tmp/m2all.data";
+	eval 'capture m2all "$asan" inject --mmap2-buildid-all -i "$tmp/in.data" -o "$tmp/m2all.data";
 	      ok0 m2all && same m2all "$tmp/m2all.data"'
 
 # Pipe mode.
@@ -286,7 +286,7 @@ for kind in truncated hugecount entrysize keys bigentry mismatch status beyond; 
 		esac
 	done
 done
-run status-header "$asan" report -i "$tmp/status.data" --header-only
+capture status-header "$asan" report -i "$tmp/status.data" --header-only
 check "perf report --header-only names an unknown status by its number" \
 	eval 'ok0 status-header && grep -qx "#   200: 1" "$tmp/status-header.out"'
 

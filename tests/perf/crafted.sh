@@ -42,21 +42,21 @@ in_place_session
 "$conv" --stat-ids "$tmp/mmap2.data" "$tmp/mmap3.data" | sed 's/^/# /'
 
 # 1. Two MMAP3 records for one path and inode, two build-ids.
-run script "$asan" script -i "$tmp/mmap3.data" --show-mmap-events --show-task-events
+capture script "$asan" script -i "$tmp/mmap3.data" --show-mmap-events --show-task-events
 grep -F "]: r-xp $p" "$tmp/script.out" | sed 's/^ */# /'
 ids=$(grep -F "]: r-xp $p" "$tmp/script.out" | grep PERF_RECORD_MMAP3 |
 	sed -n 's/.* @ [0-9a-fx]* \([0-9a-f]*:[0-9a-f]* [0-9]*\) [0-9]* <\([0-9a-f]*\)> FOUND\].*/\1 \2/p')
 check "the file has two MMAP3 records of $p, one inode, build-ids $bid_alpha and $bid_beta" \
 	eval '[ "$(echo "$ids" | awk "{ print \$1, \$2 }" | sort -u | wc -l)" = 1 ] &&
 	      [ "$(echo "$ids" | awk "{ print \$3 }" | tr "\n" " ")" = "$bid_alpha $bid_beta " ]'
-run report "$asan" report -i "$tmp/mmap3.data" --stdio --sort pid,sym -n
+capture report "$asan" report -i "$tmp/mmap3.data" --stdio --sort pid,sym -n
 check "perf report (ASan) exits 0, nothing reported" eval '[ "$(rc report)" = 0 ] && sane report'
 runs=$(exec_runs "$tmp/script.out")
 shares=$(shares "$runs" "$tmp/report.out")
 grep -v '^#' "$tmp/report.out" | grep '%' | head -4 | sed 's/^/# /'
 check "a DSO per build-id: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
-run buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-hits
+capture buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-hits
 check "perf buildid-list --with-hits lists both build-ids for $p" \
 	eval 'grep -qx "$bid_alpha $p" "$tmp/buildids.out" && grep -qx "$bid_beta $p" "$tmp/buildids.out"'
 
@@ -64,21 +64,21 @@ check "perf buildid-list --with-hits lists both build-ids for $p" \
 # records in the header table (both binaries of $p); --mmap2-buildid-all
 # writes MMAP2 records that upstream's perf reads, each run in its function.
 for opt in -b --buildid-all; do
-	run "inject$opt" "$asan" inject "$opt" -i "$tmp/mmap3.data" -o "$tmp/inject$opt.data"
-	run "inject$opt-ids" "$perf" buildid-list -i "$tmp/inject$opt.data"
+	capture "inject$opt" "$asan" inject "$opt" -i "$tmp/mmap3.data" -o "$tmp/inject$opt.data"
+	capture "inject$opt-ids" "$perf" buildid-list -i "$tmp/inject$opt.data"
 	check "perf inject $opt: exit 0, the header's build-id table has both binaries of $p" \
 		eval '[ "$(rc inject$opt)" = 0 ] && sane inject$opt &&
 		      grep -qx "$bid_alpha $p" "$tmp/inject$opt-ids.out" &&
 		      grep -qx "$bid_beta $p" "$tmp/inject$opt-ids.out"'
 done
-run inject-mmap2 "$asan" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
-run old-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
+capture inject-mmap2 "$asan" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
+capture old-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
 check "perf inject --mmap2-buildid-all: upstream's perf reads MMAP2 records with both build-ids, no unknown event" \
 	eval '[ "$(rc inject-mmap2)" = 0 ] && [ "$(rc old-script)" = 0 ] &&
 	      ! grep -q "unknown events" "$tmp/old-script.out" &&
 	      grep -q "PERF_RECORD_MMAP2 .*<$bid_alpha>\]: r-xp $p\$" "$tmp/old-script.out" &&
 	      grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>\]: r-xp $p\$" "$tmp/old-script.out"'
-run old-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort pid,sym -n
+capture old-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort pid,sym -n
 shares=$(shares "$runs" "$tmp/old-report.out")
 check "upstream's perf report of it: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
 	awk -v s="$shares" 'BEGIN { split(s, x, " "); exit !(x[1] >= 90 && x[2] >= 90) }'
@@ -87,13 +87,13 @@ check "upstream's perf report of it: alpha's run ${shares% *}% in alpha, beta's 
 # tools NAME FILE: every reader on FILE; they must stay sane.
 tools() {
 	local name=$1 file=$2 t
-	run "$name-script" "$asan" script -i "$file" --show-mmap-events
-	run "$name-report" "$asan" report -i "$file" --stdio --sort dso,sym
-	run "$name-dump" "$asan" report -i "$file" -D
-	run "$name-stats" "$asan" report -i "$file" --stats
-	run "$name-buildids" "$asan" buildid-list -i "$file" --with-hits
-	run "$name-inject" "$asan" inject -b -i "$file" -o "$tmp/$name-inject.data"
-	run "$name-injectall" "$asan" inject --buildid-all -i "$file" -o "$tmp/$name-injectall.data"
+	capture "$name-script" "$asan" script -i "$file" --show-mmap-events
+	capture "$name-report" "$asan" report -i "$file" --stdio --sort dso,sym
+	capture "$name-dump" "$asan" report -i "$file" -D
+	capture "$name-stats" "$asan" report -i "$file" --stats
+	capture "$name-buildids" "$asan" buildid-list -i "$file" --with-hits
+	capture "$name-inject" "$asan" inject -b -i "$file" -o "$tmp/$name-inject.data"
+	capture "$name-injectall" "$asan" inject --buildid-all -i "$file" -o "$tmp/$name-injectall.data"
 	for t in script report dump stats buildids inject injectall; do
 		if ! sane "$name-$t"; then
 			grep -m3 -E 'AddressSanitizer|runtime error|SUMMARY|#[0-3] ' "$tmp/$name-$t.out" | sed 's/^/#   /'
@@ -118,13 +118,13 @@ for kind in short16 short96 nonul bidsize status nofound; do
 		check "$kind: perf report --stats counts 1 MMAP3 record 200, and its DSO's samples as 200" \
 			eval 'grep -qE "^ +200 +1  \(.* of MMAP3\)\$" "$tmp/$kind-stats.out" &&
 			      grep -qE "^  200 +[1-9][0-9]*  \( *[0-9.]+%\) +1 +1\$" "$tmp/$kind-stats.out"'
-		run "$kind-withstatus" "$asan" buildid-list -i "$tmp/$kind.data" --with-status
+		capture "$kind-withstatus" "$asan" buildid-list -i "$tmp/$kind.data" --with-status
 		check "$kind: perf buildid-list --with-status lists $p without a build-id, status 200" \
 			eval 'sane $kind-withstatus && grep -qE "^- +200 +$p\$" "$tmp/$kind-withstatus.out"'
-		run "$kind-sort" "$asan" report -i "$tmp/$kind.data" --stdio --sort build_id_status,dso
+		capture "$kind-sort" "$asan" report -i "$tmp/$kind.data" --stdio --sort build_id_status,dso
 		check "$kind: perf report --sort build_id_status,dso has samples in $p with status 200" \
 			eval 'sane $kind-sort && grep -qE "%  +200 +${p##*/} *\$" "$tmp/$kind-sort.out"'
-		run "$kind-F" "$asan" script -i "$tmp/$kind.data" -F pid,ip,dso,build_id_status
+		capture "$kind-F" "$asan" script -i "$tmp/$kind.data" -F pid,ip,dso,build_id_status
 		check "$kind: perf script -F build_id_status gives 200 for samples in $p, FOUND for the others there" \
 			eval 'sane $kind-F && awk -v dso="($p)" '\''index($0, dso) { n[$NF]++ }
 			      END { exit !(n["200"] && n["FOUND"]) }'\'' "$tmp/$kind-F.out"'
@@ -140,11 +140,11 @@ done
 for kind in ioerror skipped; do
 	status=$(echo "$kind" | tr a-z A-Z | sed 's/IOERROR/IO_ERROR/')
 	"$conv" --stat-ids --mangle "$kind" --mangle-file "/p" "$tmp/mmap2.data" "$tmp/$kind.data" >/dev/null
-	run "$kind-report" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym
+	capture "$kind-report" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym
 	check "$status: perf report names $p among the maps with samples and no build-id" \
 		eval 'sane $kind-report && grep -q "whose PERF_RECORD_MMAP3 has no\$" "$tmp/$kind-report.out" &&
 		      grep -qx "#  $p ($status)" "$tmp/$kind-report.out"'
-	run "$kind-stats" "$asan" report -i "$tmp/$kind.data" --stats
+	capture "$kind-stats" "$asan" report -i "$tmp/$kind.data" --stats
 	grep -A4 'MMAP3 events' "$tmp/$kind-stats.out" | sed 's/^/# /'
 	check "$status: perf report --stats counts 1 MMAP3 record $status, the others FOUND or NO_FILE" \
 		eval 'grep -qE "^ +$status +1  \(" "$tmp/$kind-stats.out" &&
@@ -155,7 +155,7 @@ for kind in ioerror skipped; do
 	# beta's run resolves through beta's build-id; in --mmap2-buildid-all's
 	# output alpha's MMAP2 has no build-id.
 	mv "$p" "$p.away"
-	run "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
+	capture "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
 	mv "$p.away" "$p"
 	grep -v '^#' "$tmp/$kind-gone.out" | grep '%' | head -4 | sed 's/^/# /'
 	shares=$(shares "$runs" "$tmp/$kind-gone.out")
@@ -165,14 +165,14 @@ for kind in ioerror skipped; do
 		      awk -v s="$shares" '\''BEGIN { split(s, x, " "); exit !(x[2] >= 90) }'\'''
 	# Upstream's perf reads the MMAP2 records as they are; the patched
 	# one reads them as the MMAP3 records they were (HEADER_MMAP3_STATUS).
-	run "$kind-mmap2" "$asan" inject --mmap2-buildid-all -i "$tmp/$kind.data" -o "$tmp/$kind-mmap2.data"
-	run "$kind-mmap2-script" "$old" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
+	capture "$kind-mmap2" "$asan" inject --mmap2-buildid-all -i "$tmp/$kind.data" -o "$tmp/$kind-mmap2.data"
+	capture "$kind-mmap2-script" "$old" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
 	grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | sed 's/^ */# /'
 	check "$status: inject --mmap2-buildid-all: alpha's MMAP2 without a build-id, beta's with its own (upstream's perf)" \
 		eval '[ "$(rc $kind-mmap2)" = 0 ] && sane $kind-mmap2 &&
 		      [ "$(grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -c "PERF_RECORD_MMAP2 .*<")" = 1 ] &&
 		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-script.out" | grep -q "PERF_RECORD_MMAP2 .*<$bid_beta>"'
-	run "$kind-mmap2-new" "$asan" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
+	capture "$kind-mmap2-new" "$asan" script -i "$tmp/$kind-mmap2.data" --show-mmap-events
 	check "$status: the patched perf reads it with alpha's status $status, beta's build-id" \
 		eval 'sane $kind-mmap2-new &&
 		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-new.out" | grep -q "PERF_RECORD_MMAP3 .*<> $status\]" &&

@@ -117,14 +117,14 @@ check_ids() {
 same_as_input() {
 	local name=$1 f=$2 in=()
 	[ "$f" = - ] && in=(-i -) || in=(-i "$f")
-	run "$name-list" "$asan" buildid-list --with-status "${in[@]}" <"${tmp}/$name.pipe"
-	run "$name-script" "$asan" script "${in[@]}" -F event,comm,ip,dso,build_id_status \
+	capture "$name-list" "$asan" buildid-list --with-status "${in[@]}" <"${tmp}/$name.pipe"
+	capture "$name-script" "$asan" script "${in[@]}" -F event,comm,ip,dso,build_id_status \
 		<"${tmp}/$name.pipe"
 	if [ "$f" = - ]; then
 		: >"$tmp/$name-stats.out"
 		echo 0 >"$tmp/$name-stats.rc"
 	else
-		run "$name-stats" "$asan" report --stats "${in[@]}"
+		capture "$name-stats" "$asan" report --stats "${in[@]}"
 	fi
 	sane "$name-list" && sane "$name-script" && sane "$name-stats" &&
 		cmp -s <(files "$tmp/$v.list") <(files "$tmp/$name-list.out") &&
@@ -144,10 +144,10 @@ for v in warm cold mismatch; do
 	esac
 	"$gen" "${opts[@]}" "$tmp/mmap2.data" "$tmp/$v.data" | grep -e "$tmp" | sed 's/^/# /'
 	"$gen" --pipe "${opts[@]}" "$tmp/mmap2.data" "$tmp/$v-in.pipe" >/dev/null
-	run "$v-list" "$asan" buildid-list --with-status -i "$tmp/$v.data"
+	capture "$v-list" "$asan" buildid-list --with-status -i "$tmp/$v.data"
 	cp "$tmp/$v-list.out" "$tmp/$v.list"
-	run "$v-script" "$asan" script -i "$tmp/$v.data" -F event,comm,ip,dso,build_id_status
-	run "$v-stats" "$asan" report --stats -i "$tmp/$v.data"
+	capture "$v-script" "$asan" script -i "$tmp/$v.data" -F event,comm,ip,dso,build_id_status
+	capture "$v-stats" "$asan" report --stats -i "$tmp/$v.data"
 	case $v in
 	warm) want="FOUND NO_BUILD_ID FOUND" ;;
 	cold) want="FOUND NO_BUILD_ID IO_ERROR" ;;
@@ -161,16 +161,16 @@ for v in warm cold mismatch; do
 		      grep -q "mmap3:build_id:" "$tmp/$v-script.out"'
 
 	# To a file, to a pipe; the input as a pipe, to a pipe and a file.
-	run "$v-file" "$asan" inject --convert-mmap3 -i "$tmp/$v.data" -o "$tmp/$v-file.data"
+	capture "$v-file" "$asan" inject --convert-mmap3 -i "$tmp/$v.data" -o "$tmp/$v-file.data"
 	runpipe "$v-topipe" "$asan" inject --convert-mmap3 -i "$tmp/$v.data" -o -
 	runpipe "$v-p2p" "$asan" inject --convert-mmap3 -i - -o - <"$tmp/$v-in.pipe"
-	run "$v-p2f" "$asan" inject --convert-mmap3 -i - -o "$tmp/$v-p2f.data" <"$tmp/$v-in.pipe"
+	capture "$v-p2f" "$asan" inject --convert-mmap3 -i - -o "$tmp/$v-p2f.data" <"$tmp/$v-in.pipe"
 	check "$v: perf inject --convert-mmap3 to a file, to a pipe, from a pipe to a pipe and to a file (ASan)" \
 		eval 'ok0 $v-file && ok0 $v-topipe && ok0 $v-p2p && ok0 $v-p2f'
 	# Plain perf inject to a pipe: the event's samples with the format of
 	# the file, not of this host's tracepoint of that ID.
 	runpipe "$v-plain" "$asan" inject -i "$tmp/$v.data" -o -
-	run "$v-plain-script" "$asan" script -i - <"$tmp/$v-plain.pipe"
+	capture "$v-plain-script" "$asan" script -i - <"$tmp/$v-plain.pipe"
 	check "$v: perf inject -o - without --convert-mmap3 keeps the event and its format" \
 		eval 'ok0 $v-plain && ok0 $v-plain-script &&
 		      [ "$(grep -c "mmap3:build_id: pid=" "$tmp/$v-plain-script.out")" = \
@@ -178,8 +178,8 @@ for v in warm cold mismatch; do
 
 	for o in file topipe p2p p2f; do
 		case $o in
-		file | p2f) run "$v-$o-up" "$old" script -i "$tmp/$v-$o.data" --show-mmap-events ;;
-		*) run "$v-$o-up" "$old" script -i - --show-mmap-events <"$tmp/$v-$o.pipe" ;;
+		file | p2f) capture "$v-$o-up" "$old" script -i "$tmp/$v-$o.data" --show-mmap-events ;;
+		*) capture "$v-$o-up" "$old" script -i - --show-mmap-events <"$tmp/$v-$o.pipe" ;;
 		esac
 		check "$v, $o: upstream's perf sees each file's build-id in its MMAP2 records when FOUND, else none" \
 			eval '[ "$(rc $v-$o-up)" = 0 ] && check_ids $v-$o-up'
@@ -196,11 +196,11 @@ for v in warm cold mismatch; do
 
 	bad=
 	for opt in -b -B --mmap2-buildid-all --buildid-all; do
-		run "$v-opt" "$asan" inject "$opt" -i "$tmp/$v.data" -o "$tmp/$v-opt.data"
+		capture "$v-opt" "$asan" inject "$opt" -i "$tmp/$v.data" -o "$tmp/$v-opt.data"
 		ok0 "$v-opt" || bad+=" $opt"
 		runpipe "$v-optp" "$asan" inject "$opt" -i - -o - <"$tmp/$v-in.pipe"
 		ok0 "$v-optp" || bad+=" $opt(pipe)"
-		run "$v-optr" "$asan" report -i "$tmp/$v-opt.data" --stdio
+		capture "$v-optr" "$asan" report -i "$tmp/$v-opt.data" --stdio
 		ok0 "$v-optr" || bad+=" $opt(report)"
 	done
 	check "$v: perf inject -b, -B, --mmap2-buildid-all, --buildid-all, file and pipe: exit 0, ASan quiet${bad:+ (not:$bad)}" \

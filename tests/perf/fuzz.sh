@@ -88,9 +88,9 @@ is_pipe() { [ "${1%pipe}" != "$1" ]; }
 # pipe seed) into $tmp/NAME.out.
 script_of() {
 	if is_pipe "$1"; then
-		run "$1" "$asan" script -i - --show-mmap-events <"$2"
+		capture "$1" "$asan" script -i - --show-mmap-events <"$2"
 	else
-		run "$1" "$asan" script -i "$2" --show-mmap-events
+		capture "$1" "$asan" script -i "$2" --show-mmap-events
 	fi
 }
 # 1. The seeds read as le-file does.
@@ -113,9 +113,9 @@ done
 if [ -e "$tmp/mmap2.data" ]; then
 	"$conv" --stat-ids --mangle kernel --mangle-file /libc.so.6 "$tmp/mmap2.data" \
 		"$tmp/kernel.data" >/dev/null
-	run kernel-script "$asan" script -i "$tmp/kernel.data" --show-mmap-events
-	run kernel-report "$asan" report -i "$tmp/kernel.data" --stdio
-	run kernel-dump "$asan" report -i "$tmp/kernel.data" -D
+	capture kernel-script "$asan" script -i "$tmp/kernel.data" --show-mmap-events
+	capture kernel-report "$asan" report -i "$tmp/kernel.data" --stdio
+	capture kernel-dump "$asan" report -i "$tmp/kernel.data" -D
 	nr_libc=$(grep -c 'PERF_RECORD_MMAP3 .*/libc\.so\.6$' "$tmp/kernel-script.out" || true)
 	check "libc's first MMAP3 record with the kernel's cpumode, then $nr_libc in all: script, report, report -D exit 0, nothing reported, the record skipped" \
 		eval '[ "$nr_libc" -ge 2 ] && [ "$(cat "$tmp"/kernel-*.rc | sort -u)" = 0 ] &&
@@ -135,7 +135,7 @@ if [ -z "${MMAP3_FUZZ_SEEDS:-}" ]; then
 	rm -rf "$HOME/.debug" "$tmp/dyn"
 	mkdir -p "$HOME/.debug/.build-id/${bid:0:2}/${bid:2}"
 	cp "$tmp/dyn.debug" "$HOME/.debug/.build-id/${bid:0:2}/${bid:2}/debug"
-	run debuginfo-report "$asan" report -i "$tmp/dyn.data" --stdio --sort dso,sym
+	capture debuginfo-report "$asan" report -i "$tmp/dyn.data" --stdio --sort dso,sym
 	check "a deleted program, its debuginfo (.plt.got without contents) in perf's cache: perf report exits 0, nothing reported, the samples in its DSO" \
 		eval 'readelf -SW "$tmp/dyn.debug" >"$tmp/dyn.sections" &&
 		      grep -q "\.plt\.got  *NOBITS" "$tmp/dyn.sections" &&
@@ -174,9 +174,9 @@ fuzz_one() {
 	for t in $tools; do
 		# shellcheck disable=SC2046 # the command's words
 		if is_pipe "$s"; then
-			run "res/$i-$t" timeout -k 5 20 "$asan" $(tool_cmd "$i" "$t" - "$tmp/inj/$i.data") <"$f"
+			capture "res/$i-$t" timeout -k 5 20 "$asan" $(tool_cmd "$i" "$t" - "$tmp/inj/$i.data") <"$f"
 		else
-			run "res/$i-$t" timeout -k 5 20 "$asan" $(tool_cmd "$i" "$t" "$f" "$tmp/inj/$i.data")
+			capture "res/$i-$t" timeout -k 5 20 "$asan" $(tool_cmd "$i" "$t" "$f" "$tmp/inj/$i.data")
 		fi
 		rm -f "$tmp/inj/$i.data"
 	done

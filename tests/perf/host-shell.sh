@@ -45,14 +45,14 @@ patched_tests=(buildid_cache_mapped.sh)
 echo "1..$((2 * ${#tests[@]} + ${#patched_tests[@]}))"
 for t in "${tests[@]}"; do
 	for which in upstream patched; do
-		run "$which-$t" env PATH="$tmp/bin-$which:$PATH" \
+		capture "$which-$t" env PATH="$tmp/bin-$which:$PATH" \
 			sh "$PERF_SRC/tools/perf/tests/shell/$t"
 		sed 's/^/# /' "$tmp/$which-$t.out"
 		check "$t with the $which perf" [ "$(rc "$which-$t")" = 0 ]
 	done
 done
 for t in "${patched_tests[@]}"; do
-	run "patched-$t" env PATH="$tmp/bin-patched:$PATH" \
+	capture "patched-$t" env PATH="$tmp/bin-patched:$PATH" \
 		sh "$PERF_SRC/tools/perf/tests/shell/$t"
 	sed 's/^/# /' "$tmp/patched-$t.out"
 	check "$t with the patched perf" [ "$(rc "patched-$t")" = 0 ]

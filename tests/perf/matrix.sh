@@ -110,7 +110,7 @@ perf_run() {
 	args=${args//@IN@/$in}
 	args=${args//@OUT@/$out}
 	# shellcheck disable=SC2086 # the table's arguments, split on blanks
-	run "$name" timeout 120 "$p" $args <"$dir/$kind.data"
+	capture "$name" timeout 120 "$p" $args <"$dir/$kind.data"
 }
 
 while IFS='|' read -r name args up what; do
@@ -125,7 +125,7 @@ while IFS='|' read -r name args up what; do
 		case "$what" in
 		bid) extra=", readelf's build-ids" ;;
 		out) extra=", readelf's build-ids in its output"
-			[ "$got" != 0 ] || run "$name-$kind-out" "$asan" buildid-list -i "$tmp/$name-$kind.data" ;;
+			[ "$got" != 0 ] || capture "$name-$kind-out" "$asan" buildid-list -i "$tmp/$name-$kind.data" ;;
 		esac
 		check "$kind: perf $args: exit $got, upstream's on MMAP2 $want$extra, no ASan report" \
 			eval '[ "$got" = "$want" ] && sane "$name-$kind" &&

@@ -52,15 +52,15 @@ bid=$("$new" buildid-list -i "$new")
 echo "# build-id of $new: $bid"
 
 # The patched perf.
-run new-script "$new" script -i "$tmp/mmap3.data" --show-mmap-events
+capture new-script "$new" script -i "$tmp/mmap3.data" --show-mmap-events
 check "patched perf script shows the MMAP3 record of perf with its build-id" \
 	grep -qE "PERF_RECORD_MMAP3 .*<$bid> FOUND\]: r-xp $new\$" "$tmp/new-script.out"
 check "patched perf script resolves samples through MMAP3 maps" \
 	grep -q 'noploop' "$tmp/new-script.out"
-run new-report "$new" report -i "$tmp/mmap3.data" --stdio --sort sym
+capture new-report "$new" report -i "$tmp/mmap3.data" --stdio --sort sym
 check "patched perf report: noploop is the top symbol, exit 0" \
 	eval '[ "$(rc new-report)" = 0 ] && grep -v "^#" "$tmp/new-report.out" | grep -m1 "%" | grep -q noploop'
-run new-buildids "$new" buildid-list -i "$tmp/mmap3.data" --with-hits
+capture new-buildids "$new" buildid-list -i "$tmp/mmap3.data" --with-hits
 check "patched perf buildid-list lists the build-id of perf" \
 	grep -q "^$bid $new\$" "$tmp/new-buildids.out"
 
@@ -72,7 +72,7 @@ for cmd in script report inject buildid-list; do
 	inject) args=(inject -i "$tmp/mmap3.data" -o "$tmp/old-inject.data") ;;
 	buildid-list) args=(buildid-list -i "$tmp/mmap3.data" --with-hits) ;;
 	esac
-	run "old-$cmd" "$old" "${args[@]}"
+	capture "old-$cmd" "$old" "${args[@]}"
 	check "unpatched perf $cmd does not crash (exit $(rc "old-$cmd"))" no_crash "old-$cmd"
 	check "unpatched perf $cmd says it found an unknown event" says_unknown "old-$cmd"
 	grep -E 'unknown events|failed to process|Error|^0x' "$tmp/old-$cmd.out" | head -3 | sed 's/^/#   /'
@@ -81,22 +81,22 @@ check "unpatched perf report shows no samples (it stops at the first MMAP3 recor
 	eval '! grep -v "^#" "$tmp/old-report.out" | grep -q "%"'
 
 # The way out for an old perf: let the patched one rewrite the file.
-run new-inject "$new" inject -B -i "$tmp/mmap3.data" -o "$tmp/legacy.data"
+capture new-inject "$new" inject -B -i "$tmp/mmap3.data" -o "$tmp/legacy.data"
 check "patched perf inject -B writes a file without MMAP3 records" \
 	eval '[ "$(rc new-inject)" = 0 ] && ! "$new" script -i "$tmp/legacy.data" --show-mmap-events | grep -q PERF_RECORD_MMAP3'
-run old-legacy "$old" report -i "$tmp/legacy.data" --stdio --sort sym
+capture old-legacy "$old" report -i "$tmp/legacy.data" --stdio --sort sym
 check "unpatched perf report reads it: noploop is the top symbol" \
 	eval '[ "$(rc old-legacy)" = 0 ] && grep -v "^#" "$tmp/old-legacy.out" | grep -m1 "%" | grep -q noploop'
 
 # --mmap2-buildid-all: every map record as MMAP2 with its build-id, which
 # its help promises and an older perf reads.
-run new-inject-all "$new" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
-run old-all-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
+capture new-inject-all "$new" inject --mmap2-buildid-all -i "$tmp/mmap3.data" -o "$tmp/mmap2-all.data"
+capture old-all-script "$old" script -i "$tmp/mmap2-all.data" --show-mmap-events
 check "patched perf inject --mmap2-buildid-all: the unpatched perf reads it, no unknown event, perf's MMAP2 with its build-id" \
 	eval '[ "$(rc new-inject-all)" = 0 ] && [ "$(rc old-all-script)" = 0 ] &&
 	      ! grep -q "unknown events" "$tmp/old-all-script.out" &&
 	      grep -qE "PERF_RECORD_MMAP2 .*<$bid>\]: r-xp $new\$" "$tmp/old-all-script.out"'
-run old-all-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort sym
+capture old-all-report "$old" report -i "$tmp/mmap2-all.data" --stdio --sort sym
 check "unpatched perf report of it: noploop is the top symbol" \
 	eval '[ "$(rc old-all-report)" = 0 ] && grep -v "^#" "$tmp/old-all-report.out" | grep -m1 "%" | grep -q noploop'
 

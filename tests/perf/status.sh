@@ -65,7 +65,7 @@ check "readelf -n: withbid has build-id $bid, nobid none" \
 # script NAME FILE: perf script's samples as "DSO STATUS" lines in
 # $tmp/NAME.samples.
 script() {
-	run "$1" "$asan" script -i "$2" -F comm,ip,dso,build_id_status
+	capture "$1" "$asan" script -i "$2" -F comm,ip,dso,build_id_status
 	sed -n 's/^ *[^ ]* *[0-9a-f]* (\(.*\)) \([A-Z_/]*\)$/\1 \2/p' "$tmp/$1.out" >"$tmp/$1.samples"
 }
 # per_status NAME: "STATUS COUNT" lines, sorted, from $tmp/NAME.samples.
@@ -73,7 +73,7 @@ per_status() { awk '{ n[$NF]++ } END { for (s in n) print s, n[s] }' "$tmp/$1.sa
 # report_status NAME FILE: the same from perf report --sort
 # build_id_status,dso -n (samples summed per status).
 report_status() {
-	run "$1" "$asan" report -i "$2" --stdio --sort build_id_status,dso -n
+	capture "$1" "$asan" report -i "$2" --stdio --sort build_id_status,dso -n
 	awk '$1 ~ /%$/ { n[$3] += $2 } END { for (s in n) print s, n[s] }' "$tmp/$1.out" | sort
 }
 # agrees_with_elf NAME: every sample's status is its DSO's per readelf
@@ -150,7 +150,7 @@ check "MMAP2 recording: every sample N/A in perf script and perf report" \
 # from NAME.samples (perf script), the DSOs being the distinct ones with
 # samples ([unknown] is no DSO).
 stats_table() {
-	run "$1" "$asan" report -i "$2" --stats
+	capture "$1" "$asan" report -i "$2" --stats
 	sed -n '/^Samples and DSOs per build-id status/,$p' "$tmp/$1.out" |
 		awk '$3 == "(" || $3 ~ /^\(/ { print $1, $2, $(NF - 1), $NF }' | sort
 }
@@ -170,7 +170,7 @@ for f in mmap3 ioerror; do
 done
 check "perf report --stats (ioerror): withbid's samples counted IO_ERROR" \
 	eval 'grep -q "^IO_ERROR $(grep -c "^$tmp/withbid IO_ERROR\$" "$tmp/ioerror.samples") 1 1\$" "$tmp/stats-ioerror.table"'
-run stats-mmap2 "$asan" report -i "$tmp/mmap2.data" --stats
+capture stats-mmap2 "$asan" report -i "$tmp/mmap2.data" --stats
 check "perf report --stats of the MMAP2 recording: no build-id status table" \
 	eval '[ "$(rc stats-mmap2)" = 0 ] && sane stats-mmap2 && grep -q "SAMPLE events" "$tmp/stats-mmap2.out" &&
 	      ! grep -q "per build-id status" "$tmp/stats-mmap2.out"'
@@ -202,31 +202,31 @@ listed_as_elf() {
 	done <"$tmp/$1.out"
 	return $bad
 }
-run buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-status
+capture buildids "$asan" buildid-list -i "$tmp/mmap3.data" --with-status
 sed 's/^/# /' "$tmp/buildids.out"
 check "perf buildid-list --with-status: exit 0, ASan quiet, each file's build-id and status as readelf -n says" \
 	eval '[ "$(rc buildids)" = 0 ] && sane buildids && listed_as_elf buildids'
 # Every file of an MMAP3 record is listed, with the record's build-id and
 # status, as perf script --show-mmap-events prints the records (but the
 # kernel's, whose DSO perf makes itself: N/A).
-run mmaps "$asan" script -i "$tmp/mmap3.data" --show-mmap-events
+capture mmaps "$asan" script -i "$tmp/mmap3.data" --show-mmap-events
 sed -n 's/.*PERF_RECORD_MMAP3 .* <\([0-9a-f]*\)> \([A-Z_]*\)\]: [-r][-w][-x][sp] \(.*\)$/\1 \2 \3/p' \
 	"$tmp/mmaps.out" | sed 's/^ /- /' | grep -v ' \[kernel\.kallsyms\]' | sort -u >"$tmp/mmaps.records"
 awk '{ print $1, $2, $3 }' "$tmp/buildids.out" | sort -u >"$tmp/buildids.records"
 check "perf buildid-list --with-status lists each file of the MMAP3 records ($(wc -l <"$tmp/mmaps.records")) with the record's build-id and status" \
 	eval '[ -s "$tmp/mmaps.records" ] && [ -z "$(comm -23 "$tmp/mmaps.records" "$tmp/buildids.records")" ]'
 comm -23 "$tmp/mmaps.records" "$tmp/buildids.records" | sed 's/^/# not listed: /'
-run buildids-hits "$asan" buildid-list -i "$tmp/mmap3.data" --with-status --with-hits
+capture buildids-hits "$asan" buildid-list -i "$tmp/mmap3.data" --with-status --with-hits
 check "perf buildid-list --with-status --with-hits: the same, for the DSOs with samples" \
 	eval '[ "$(rc buildids-hits)" = 0 ] && sane buildids-hits && listed_as_elf buildids-hits &&
 	      [ "$(wc -l <"$tmp/buildids-hits.out")" -le "$(wc -l <"$tmp/buildids.out")" ]'
-run buildids-io "$asan" buildid-list -i "$tmp/ioerror.data" --with-status
+capture buildids-io "$asan" buildid-list -i "$tmp/ioerror.data" --with-status
 check "perf buildid-list --with-status: the IO_ERROR record's program without a build-id, IO_ERROR" \
 	eval 'sane buildids-io && grep -qx -- "- *IO_ERROR *$tmp/withbid" "$tmp/buildids-io.out" &&
 	      ! grep -q "^$bid " "$tmp/buildids-io.out"'
 for f in mmap2 mmap3; do
-	run "plain-$f" "$perf" buildid-list -i "$tmp/$f.data"
-	run "plain-$f-old" "$old" buildid-list -i "$tmp/$f.data"
+	capture "plain-$f" "$perf" buildid-list -i "$tmp/$f.data"
+	capture "plain-$f-old" "$old" buildid-list -i "$tmp/$f.data"
 done
 # (The copy of the running vdso that perf makes has a random name.)
 check "perf buildid-list without --with-status: what upstream's perf prints (MMAP2 file), the build-id (MMAP3 file)" \
@@ -236,7 +236,7 @@ check "perf buildid-list without --with-status: what upstream's perf prints (MMA
 
 # (An unknown sort key crashes 7.3.4's perf report, upstream's too, in
 # find_evsel() of its dynamic entries: not tested here.)
-run bad-field "$asan" script -i "$tmp/mmap3.data" -F ip,build_id_state
+capture bad-field "$asan" script -i "$tmp/mmap3.data" -F ip,build_id_state
 check "perf script -F with a misspelt field: an error, exit non-zero" \
 	eval '[ "$(rc bad-field)" != 0 ] && grep -q "Invalid field requested" "$tmp/bad-field.out" &&
 	      ! grep -q AddressSanitizer "$tmp/bad-field.out"'
@@ -246,7 +246,7 @@ check "man pages: perf-script.txt has the field, perf-report.txt the sort key" \
 	      grep -q "^	- build_id_status:" "$doc/perf-report.txt"'
 
 # perf's own C test of the records' validation and byte-swapping.
-run ctest "$asan" test 'PERF_RECORD_MMAP3 records'
+capture ctest "$asan" test 'PERF_RECORD_MMAP3 records'
 sed 's/^/# /' "$tmp/ctest.out"
 check "perf test 'PERF_RECORD_MMAP3 records' (ASan): validation, build-id and status, printing, byte-swapping pass" \
 	eval '[ "$(rc ctest)" = 0 ] && sane ctest && ! grep -q FAILED "$tmp/ctest.out" &&

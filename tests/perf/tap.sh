@@ -6,9 +6,9 @@ n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
-# run NAME CMD...: output in $tmp/NAME.out, exit code in $tmp/NAME.rc;
+# capture NAME CMD...: output in $tmp/NAME.out, exit code in $tmp/NAME.rc;
 # never fails.
-run() {
+capture() {
 	local name=$1
 	shift
 	set +e

@@ -76,36 +76,14 @@ boot() {
 boot
 rm -f "$logs/initramfs.cpio.gz"
 
-# Results, one test binary at a time (begin/end markers from the script).
-# A skip fails unless tests/qemu/expected-skips (any kernel) or
-# tests/qemu/expected-skips.$MMAP3_KERNEL (this kernel) lists it
-# ("binary: test").
+# Results, one test binary at a time (begin/end markers from the script),
+# counted by scripts/tap.awk. A skip fails unless tests/qemu/expected-skips
+# (any kernel) or tests/qemu/expected-skips.$MMAP3_KERNEL (this kernel)
+# lists it ("binary: test").
 expected=$(cat "$MMAP3_ROOT/tests/qemu/expected-skips" \
 	"$MMAP3_ROOT/tests/qemu/expected-skips.$MMAP3_KERNEL" 2>/dev/null |
 	grep -v '^#' | grep . || true)
-result=$(EXPECTED="$expected" awk '
-	BEGIN { n = split(ENVIRON["EXPECTED"], e, "\n"); for (i = 1; i <= n; i++) ok[e[i]] = 1 }
-	{ sub(/\r$/, "") }
-	/^mmap3-test: begin / { name = $3; tp = tf = ts = 0; next }
-	/^mmap3-test: end / {
-		rc = $4; sub("rc=", "", rc)
-		if (rc != 0 && rc != 4 && tf == 0) { tf = 1; print "  " name ": exited with " rc " (no TAP failure line)" > "/dev/stderr" }
-		# A section without test results (the demo, the benchmark)
-		# has nothing to count: only its failure is worth a line.
-		if (tp + tf + ts > 0)
-			printf "  %-28s %3d passed, %d failed, %d skipped\n", name, tp, tf, ts > "/dev/stderr"
-		P += tp; F += tf; S += ts; next
-	}
-	/^(not )?ok [0-9]+/ {
-		if ($0 ~ /# *(SKIP|skip)/) {
-			t = $0; sub(/^ok [0-9]+ (- )?/, "", t); sub(/ *# *(SKIP|skip).*/, "", t)
-			if ((name ": " t) in ok) ts++
-			else { tf++; print "  FAIL: " name ": unexpected skip: " $0 > "/dev/stderr" }
-		}
-		else if ($1 == "not") { tf++; print "  FAIL: " name ": " $0 > "/dev/stderr" }
-		else tp++
-	}
-	END { print P + 0, F + 0, S + 0 }' "$logs/tests.log")
+result=$(awk -v expected="$expected" -f "$MMAP3_ROOT/scripts/tap.awk" "$logs/tests.log")
 read -r passed failed skipped <<<"$result"
 
 # KCSAN reports data races anywhere in the kernel: those whose stacks have
