@@ -15,16 +15,14 @@
 # A/B/C/D)", N the mean over every entry of the cache, A to D the cost of a
 # hit in each way of a set (the same measure on a cache of one full set: a
 # hit costs more the further it scans); exits 1 when N is above MAX
-# (default 80), 2 when it cannot measure. Builds into $CARGO_TARGET_DIR when set, as cargo does. Installs
-# valgrind (apt-get) when it is missing.
-set -euo pipefail
+# (default 80) or when it cannot measure (a line says which). Builds into
+# $CARGO_TARGET_DIR when set, as cargo does. Installs valgrind (apt-get)
+# when it is missing.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../scripts/lib.sh"
 
 max=${1:-80}
 rounds=${MMAP3_HIT_ROUNDS:-10}
-here=$(cd "$(dirname "$0")" && pwd)
-
-log() { printf '[mmap3] %s\n' "$*" >&2; }
-die() { printf '[mmap3] error: %s\n' "$*" >&2; exit 2; }
 
 if ! command -v valgrind >/dev/null; then
 	log "installing valgrind (apt-get)"
@@ -43,9 +41,9 @@ exe=$(cd "$here" &&
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# run ROUNDS [WAY]: sets hits and ir, the hits and the instructions of
+# callgrind_run ROUNDS [WAY]: sets hits and ir, the hits and the instructions of
 # `hit` in a run of ROUNDS rounds (of the entry in way WAY alone if given).
-run() {
+callgrind_run() {
 	local out=$tmp/callgrind.$1
 	hits=$(valgrind --tool=callgrind --callgrind-out-file="$out" \
 		--toggle-collect='cache_hit::hit' "$exe" "$@" 2>"$tmp/log" |
@@ -58,9 +56,9 @@ run() {
 # the hits it is the mean of.
 per() {
 	local h1 i1
-	run "$rounds" "$@"
+	callgrind_run "$rounds" "$@"
 	h1=$hits i1=$ir
-	run $((2 * rounds)) "$@"
+	callgrind_run $((2 * rounds)) "$@"
 	[ "$hits" -gt "$h1" ] && [ "$ir" -gt "$i1" ] ||
 		die "nothing counted: $h1 and $hits hits, $i1 and $ir instructions"
 	n=$((hits - h1))
@@ -74,4 +72,4 @@ for way in 0 1 2 3; do
 done
 per
 echo "cache hit: $per instructions (callgrind, release; mean of $n hits; by way: $(IFS=/; echo "${ways[*]}"))"
-awk -v p="$per" -v m="$max" 'BEGIN { exit !(p <= m) }' || { log "more than $max instructions"; exit 1; }
+awk -v p="$per" -v m="$max" 'BEGIN { exit !(p <= m) }' || die "more than $max instructions"

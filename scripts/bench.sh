@@ -23,7 +23,7 @@
 #      renamed over; tests/bench/loss.sh), and the unpatched kernel boots
 #      once more, on 1 CPU, for its side of them, with upstream's perf
 #      (MMAP3_KERNEL=upstream scripts/perf.sh). The guest
-#      script is tests/bench/bench.sh (bench-upstream.sh); bench.conf says
+#      script is tests/bench/guest-bench.sh (guest-bench-upstream.sh); bench.conf says
 #      which items a boot runs. A boot that does not finish within
 #      MMAP3_TIMEOUT (default 600 s) is run again, once: QEMU's -icount has
 #      stalled a guest waiting on dm-delay (tests/bench/NOTES.md);
@@ -171,9 +171,8 @@ mke2fs -q -t ext2 -b 4096 -d "$disk" "$guest/bench.img" $((16 + data_mb * 9 / 8)
 rm -rf "$disk"
 # The module as built for the unpatched kernel (the event item).
 cp "$MMAP3_WORK/module-upstream$KTAG/mmap3.ko" "$guest/mmap3-unpatched.ko"
-cp "$bench/bench.sh" "$bench/bench-upstream.sh" "$bench/workload.sh" "$bench/loss.sh" \
+cp "$bench/guest-bench.sh" "$bench/guest-bench-upstream.sh" "$bench/workload.sh" "$bench/loss.sh" \
 	"$bench/exited.sh" "$bench/renamed.sh" "$guest/"
-manifest_id() { sed -n "s#^$1 ##p" "$guest/bench.manifest"; }
 
 # conf BOOT ITEMS: the guest's bench.conf for one boot.
 conf() {
@@ -199,9 +198,6 @@ EXITED_VARIANTS=$exited_variants
 RENAMED_PROCS=$renamed_procs
 RENAMED_ROUNDS=$renamed_rounds
 TIMING=$timing
-TINY_BUILD_ID=$(manifest_id /slow/bin/tiny)
-BW_TRUE_BUILD_ID=$(manifest_id /slow/bin/bw-true)
-LIBC_BUILD_ID=$(manifest_id /slow/lib/libc.so.6)
 EOF
 }
 
@@ -238,19 +234,19 @@ for ((b = 1; b <= boots; b++)); do
 	[ "$b" -le "$loss_boots" ] && loss=$loss_items
 	t=$SECONDS
 	conf "$b" "warm tmpfs threads cover"
-	boot test "$smp" bench.sh
+	boot test "$smp" guest-bench.sh
 	patched+=("$out")
 	conf "$b" "$items${loss:+ $loss}"
-	boot test 1 bench.sh
+	boot test 1 guest-bench.sh
 	patched+=("$out")
 	log "patched kernel, boot $b of $boots ($smp CPUs, then 1 CPU): $((SECONDS - t)) s"
 	t=$SECONDS
 	conf "$b" "warm cover event"
-	boot upstream "$smp" bench-upstream.sh
+	boot upstream "$smp" guest-bench-upstream.sh
 	upstream+=("$out")
 	if [ -n "$loss" ]; then
 		conf "$b" "$loss"
-		boot upstream 1 bench-upstream.sh
+		boot upstream 1 guest-bench-upstream.sh
 		upstream+=("$out")
 	fi
 	log "unpatched kernel, boot $b of $boots${loss:+ ($smp CPUs, then 1 CPU)}: $((SECONDS - t)) s"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Where the instructions of one mapping go, per configuration: boots the
 # test kernel on one CPU with QEMU's gdbstub, runs mmap3_bench's warm
-# mapping loop once per configuration (tests/bench/profile.sh) and has gdb
+# mapping loop once per configuration (tests/bench/guest-profile.sh) and has gdb
 # single-step perf_event_mmap() for one mapping of each
 # (tests/bench/trace.py), from its call to its return.
 #
@@ -57,7 +57,7 @@ export MMAP3_KERNEL=test
 "$MMAP3_ROOT/scripts/guest.sh" --stage
 guest=$MMAP3_WORK/guest
 "$MMAP3_ROOT/scripts/bench-build.sh" "$guest"
-cp "$MMAP3_ROOT/tests/bench/profile.sh" "$guest/profile.sh"
+cp "$MMAP3_ROOT/tests/bench/guest-profile.sh" "$guest/"
 # mmap3_bench's warm loop maps the file 16 times, then ITERS times timed:
 # from the second timed mapping, PROF_CALLS of them (default 1) are stepped.
 calls=${PROF_CALLS:-1}
@@ -68,7 +68,7 @@ printf 'ITERS=%s\nRUNS="%s"\n' "$iters" "${labels[*]}" >"$guest/profile.conf"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 before=$(cat "$MMAP3_WORK/last-run" 2>/dev/null || true)
 MMAP3_SMP=${PROF_SMP:-1} MMAP3_QEMU_OPTS="-gdb tcp:127.0.0.1:$port" \
-	"$MMAP3_ROOT/tests/qemu/run.sh" profile.sh $((1200 * calls)) >"$MMAP3_WORK/profile-run.out" 2>&1 &
+	"$MMAP3_ROOT/tests/qemu/run.sh" guest-profile.sh $((1200 * calls)) >"$MMAP3_WORK/profile-run.out" 2>&1 &
 qemu=$!
 # run.sh names its log directory before it boots.
 for _ in $(seq 100); do

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # The items of `make bench` where upstream's build-ids can go missing or be
-# wrong (tests/bench/NOTES.md, items 9 to 11), sourced by tests/bench/bench.sh
+# wrong (tests/bench/NOTES.md, items 9 to 11), sourced by tests/bench/guest-bench.sh
 # on both kernels, on the 1-CPU guest: for each, the perf.data of a session
 # under `perf record -a` in each mode of the kernel, and the share of the
 # samples in the item's files that perf gives the right build-id, a wrong
@@ -26,8 +26,9 @@
 #   renamed   renamed.sh: a library replaced by rename while old processes
 #             run it, the upgrade before the session (phase "before") or in it
 #             ("during").
-# Uses from bench.sh: KERNEL, BOOT, SLOW, start, want, and sets its fail.
-# shellcheck shell=dash disable=SC2154,SC2034 # start and fail are bench.sh's
+# Uses from guest-bench.sh: KERNEL, BOOT, SLOW, start, want, and sets its
+# fail; from guest-lib.sh: running, manifest_id.
+# shellcheck shell=dash disable=SC2154,SC2034 # start and fail are guest-bench.sh's
 
 loss_modes() {
 	case $KERNEL in
@@ -81,16 +82,6 @@ loss_kept() {
 			kept=$((kept + 1))
 	done </tmp/loss.ids
 	echo "bench $1 test=kept ids=$ids kept=$kept"
-}
-
-# manifest_id PATH: the build-id of PATH in /tests/bench.manifest (readelf, host).
-manifest_id() { sed -n "s#^$1 ##p" /tests/bench.manifest; }
-
-# running PID: whether PID is alive (a zombie is not).
-running() {
-	case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in
-	"" | Z | X) return 1 ;;
-	esac
 }
 
 # 9. Memory pressure.

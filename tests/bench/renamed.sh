@@ -23,12 +23,7 @@ cmd=${1:?usage: renamed.sh start|upgrade|session DIR ...}
 dir=$2
 lib=$dir/lib/libren.so
 
-# running PID: whether PID is alive (a zombie is not).
-running() {
-	case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in
-	"" | Z | X) return 1 ;;
-	esac
-}
+. ./guest-lib.sh
 
 start() {
 	local group="$1" n="$2" rounds="$3" i=0 pid ino

@@ -3,7 +3,7 @@
 # mapping per configuration (scripts/profile.sh). Attached to QEMU's
 # gdbstub, it stops at perf_event_mmap() (or PROF_FN) for the mappings
 # mmap3_bench makes at MAP_AT, single-steps the HIT-th call of each run of
-# the guest script (tests/bench/profile.sh) to its return, and writes where the
+# the guest script (tests/bench/guest-profile.sh) to its return, and writes where the
 # instructions went: per function, self and inclusive (calls followed
 # through a shadow stack of return addresses), and who called memcpy and
 # memset. Symbols come from the guest's /proc/kallsyms, the module's again

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The real workload of `make bench` (tests/bench/bench.sh): a build-like
+# The real workload of `make bench` (tests/bench/guest-bench.sh): a build-like
 # shell loop over dynamic programs on the benchmark's disk (/slow, see
 # tests/bench/bw.c). For each of N "sources": bw-cc compiles it, bw-as
 # assembles the result; every 10, bw-ld links the last 10 objects.

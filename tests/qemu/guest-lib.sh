@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# Functions of the guest scripts (all.sh, smp4.sh); sourced in the guest
-# from /tests.
+# Functions of the guest scripts (all.sh, smp4.sh, event.sh and the
+# benchmark's, tests/bench/guest-*.sh); sourced in the guest from /tests,
+# by busybox sh.
 
 # run NAME CMD...: one test binary between the begin/end markers that
 # tests/qemu/run.sh reads.
@@ -38,3 +39,14 @@ kmemleak_scan() {
 		echo "mmap3-guest: error: the kmemleak scan failed"
 	fi
 }
+
+# running PID: whether PID is alive (a zombie is not).
+running() {
+	case $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) in
+	"" | Z | X) return 1 ;;
+	esac
+}
+
+# manifest_id PATH: the build-id of PATH in /tests/bench.manifest
+# (readelf's, on the host: scripts/bench.sh).
+manifest_id() { sed -n "s#^$1 ##p" /tests/bench.manifest; }

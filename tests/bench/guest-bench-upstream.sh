@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest script of `make bench` on the unpatched kernel: the same
-# benchmark (bench.sh), without the series: MMAP2 and, in its event item,
+# benchmark (guest-bench.sh), without the series: MMAP2 and, in its event item,
 # the trace event the module serves there.
 KERNEL=upstream
-. ./bench.sh
+. ./guest-bench.sh

@@ -4,18 +4,23 @@
 # begin/end markers tests/qemu/run.sh expects. bench.conf (written by
 # scripts/bench.sh before each boot) sets the counts, the boot's number
 # and whether this boot runs the real workload. KERNEL is "patched" here,
-# "upstream" in bench-upstream.sh (the unpatched kernel: no MMAP3; the
+# "upstream" in guest-bench-upstream.sh (the unpatched kernel: no MMAP3; the
 # module, built for it, only in the event item). mmap3_bench interleaves
 # the configurations itself (see its comment); the items are those of the report (scripts/bench_report.py),
 # what each shows and cannot show is in tests/bench/NOTES.md. The items
 # where upstream's build-ids go missing or wrong (pressure, exited,
 # renamed) are in loss.sh, for both kernels.
 . ./bench.conf
+. ./guest-lib.sh
 . ./loss.sh
 KERNEL=${KERNEL:-patched}
 FILE=/mnt/bid20.elf	# an ELF file on the ext2 disk (loop0)
 SLOW=/slow		# /tests/bench.img: ext2 behind dm-delay (loop1)
 fail=0
+# The build-ids of the programs the items map, as readelf read them.
+TINY_BUILD_ID=$(manifest_id /slow/bin/tiny)
+BW_TRUE_BUILD_ID=$(manifest_id /slow/bin/bw-true)
+LIBC_BUILD_ID=$(manifest_id /slow/lib/libc.so.6)
 
 # want ITEM: whether this boot runs ITEM (bench.conf's ITEMS).
 want() {
