@@ -1074,7 +1074,7 @@ TEST_F_TIMEOUT(fuse, server_maps_its_own_file, 60)
 			TH_LOG("the FUSE server answers nothing: %s",
 			       fuse_server_gone(&self->t.srv, why, sizeof(why)));
 		else
-			TH_LOG("the FUSE server has not come back from mapping its own file in 15 s");
+			TH_LOG("the FUSE server has not mapped its own file in 15 s");
 		/* Abort its connection, or this process could not exit either. */
 		fuse_server_stop(&self->t.srv);
 		ASSERT_TRUE(false);

@@ -300,7 +300,8 @@ static inline const char *fuse_server_gone(struct fuse_server *s, char *buf, siz
 	while (s->pid > 0 && !(got = waitpid(s->pid, &status, WNOHANG)) && tries--)
 		usleep(10000);
 	if (s->pid <= 0 || got < 0)
-		snprintf(buf, len, "it cannot be waited for: %s", strerror(s->pid > 0 ? errno : ESRCH));
+		snprintf(buf, len, "it cannot be waited for: %s",
+			 strerror(s->pid > 0 ? errno : ESRCH));
 	else if (got != s->pid)
 		snprintf(buf, len, "it is still running");
 	else if (WIFSIGNALED(status))

@@ -55,6 +55,8 @@ kinds="le-file le-pipe le-conv-file le-conv-pipe be-file"
 fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py
 
 echo "TAP version 13"
+# perf archive writes its archive beside its input: "-.tar.bz2" for a pipe.
+cd "$tmp"
 mkdir -p "$tmp/in" "$tmp/mmap2"
 session_files "$tmp/in"
 # The equivalent MMAP2 data: the session's records as recorded, as a
