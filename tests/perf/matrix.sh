@@ -36,9 +36,12 @@ inject-convert       | inject --convert-mmap3 -i @IN@ -o @OUT@      | inject -i 
 inject-mmap2-bid-all | inject --mmap2-buildid-all -i @IN@ -o @OUT@ | =                        | out
 inject-b             | inject -b -i @IN@ -o @OUT@                   | =                        | out
 inject-buildid-all   | inject --buildid-all -i @IN@ -o @OUT@        | =                        | out
+inject-B             | inject -B -i @IN@ -o @OUT@                   | =                        | out
 inject               | inject -i @IN@ -o @OUT@                      | =                        | out
 inject-convert-pipe  | inject --convert-mmap3 -i @IN@ -o -          | inject -i @IN@ -o -      | -
 inject-mmap2-pipe    | inject --mmap2-buildid-all -i @IN@ -o -      | =                        | -
+inject-b-pipe        | inject -b -i @IN@ -o -                       | =                        | -
+inject-B-pipe        | inject -B -i @IN@ -o -                       | =                        | -
 report-status        | report -i @IN@ --stdio --sort dso,build_id_status | report -i @IN@ --stdio --sort dso | -
 report-status-key    | report -i @IN@ --stdio --sort build_id_status | report -i @IN@ --stdio --sort dso | -
 report-stats         | report -i @IN@ --stats                       | =                        | -
