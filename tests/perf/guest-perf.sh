@@ -318,36 +318,43 @@ cold_record() {
 # which knows MMAP2 and not MMAP3, on recordings of four binaries mapped
 # from the cold ext2 disk (/mnt: ld.so, dynamic.elf, libc, busybox; their
 # build-ids from fixtures/MANIFEST, which readelf -n gave on the host).
-# perf record --mmap3 then perf inject --convert-mmap3: the reader sees each
-# binary's mappings with its build-id and no record it does not know. The
-# default perf record: the reader parses it and never sees a wrong
-# build-id (upstream's no-fault parse gives none for a file not in the page
-# cache; shown, not failed).
+# perf record --mmap3 then perf inject --convert-mmap3 or
+# --mmap2-buildid-all: the reader sees each binary's mappings with its
+# build-id and no record it does not know; then perf inject -B (MMAP2
+# records of the DSOs with samples only): no record it does not know, and
+# each binary it sees has its build-id. The default perf record: the
+# reader parses it and never sees a wrong build-id (upstream's no-fault
+# parse gives none for a file not in the page cache; shown, not failed).
 samply_reader() {
 	scratch /tmp/samply
 	cold_record "$d/mmap3.data" perf --mmap3 || return 1
 	cold_record "$d/default.data" perf || return 1
 	perf inject --convert-mmap3 -i "$d/mmap3.data" -o "$d/converted.data" || return 1
+	perf inject --mmap2-buildid-all -i "$d/mmap3.data" -o "$d/mmap2-all.data" || return 1
+	perf inject -B -i "$d/mmap3.data" -o "$d/B.data" || return 1
 	rc=0
-	for how in mmap3 converted default; do
+	for how in mmap3 converted mmap2-all B default; do
 		/tests/perf/samply-reader "$d/$how.data" >"$d/$how.txt" 2>"$d/$how.err" ||
 			{ sed 's/^/# /' "$d/$how.err"; rc=1; }
 		echo "# samply's parser, $how: $(grep -c '^mmap2 ' "$d/$how.txt") MMAP2 records," \
 			"$(awk '$1 == "record" && $2 == 23 {n = $3} END {print n + 0}' "$d/$how.txt") MMAP3 (type 23, unknown to it)"
 	done
-	grep -q '^record 23 ' "$d/converted.txt" && { echo "# MMAP3 records left after the conversion"; rc=1; }
+	for how in converted mmap2-all B; do
+		grep -q '^record 23 ' "$d/$how.txt" && { echo "# MMAP3 records left in $how"; rc=1; }
+	done
 	for f in $cold_bins; do
 		want=$(cold_id "$f")
-		for how in converted default; do
+		for how in converted mmap2-all B default; do
 			got=$(awk -v p="/mnt/$f" '$1 == "mmap2" && $6 == p {print $5}' "$d/$how.txt" | sort -u | tr '\n' ' ')
 			echo "# $how: /mnt/$f: ${got:-no mapping }(readelf: $want)"
-			if [ $how = converted ]; then
-				[ "$got" = "$want " ] || rc=1
-			else
+			case $how in
+			converted | mmap2-all) [ "$got" = "$want " ] || rc=1 ;;
+			B) [ -z "$got" ] || [ "$got" = "$want " ] || rc=1 ;;
+			*)
 				for g in $got; do
 					[ "$g" = - ] || [ "$g" = "$want" ] || rc=1
-				done
-			fi
+				done ;;
+			esac
 		done
 	done
 	return $rc
