@@ -16,9 +16,10 @@
 #    that kernel against its headers, which hold no Rust metadata: the
 #    build must stop with the module's message saying so (its make.log is
 #    shown).
-# 3. dkms build of the installed source against the build tree that
-#    scripts/debian-module.sh regenerates (--kernelsourcedir), which must
-#    succeed; the module dkms built is compared with scripts/debian-module.sh's
+# 3. dkms build and install of the installed source against the build
+#    tree that scripts/debian-module.sh regenerates (--kernelsourcedir),
+#    which must succeed and put the module under /lib/modules/<kernel>;
+#    the module dkms installed is compared with scripts/debian-module.sh's
 #    undefined symbols.
 . "$(dirname "$0")/lib.sh"
 . "$MMAP3_ROOT/scripts/debian-lib.sh"
@@ -86,9 +87,19 @@ log "dkms build against the regenerated build tree (--kernelsourcedir)"
 in_chroot dkms build "mmap3/$ver" -k "$DEBIAN_KREL" --force \
 	--kernelsourcedir "/build/kernel-$DEBIAN_KVER/obj" >"$DEBIAN_MODULE_DIR/dkms-build.log" 2>&1 ||
 	{ tail -n 30 "$DEBIAN_MODULE_DIR/dkms-build.log" >&2; cat "$make_log" >&2 || true; die "dkms build failed"; }
-ko=$(find "$DEBIAN_CHROOT/var/lib/dkms/mmap3/$ver/$DEBIAN_KREL" -name 'mmap3.ko*' | head -n 1)
-[ -n "$ko" ] || die "dkms built no mmap3.ko"
-log "dkms built $ko ($((SECONDS - t0)) s)"
+# Installed as the package's postinst installs it for a kernel with its
+# headers (dkms autoinstall): under /lib/modules, where modprobe finds it.
+in_chroot dkms install "mmap3/$ver" -k "$DEBIAN_KREL" --force \
+	--kernelsourcedir "/build/kernel-$DEBIAN_KVER/obj" >>"$DEBIAN_MODULE_DIR/dkms-build.log" 2>&1 ||
+	{ tail -n 30 "$DEBIAN_MODULE_DIR/dkms-build.log" >&2; die "dkms install failed"; }
+status=$(in_chroot dkms status "mmap3/$ver" -k "$DEBIAN_KREL" 2>/dev/null)
+case "$status" in
+*": installed") ;;
+*) die "dkms status for $DEBIAN_KREL does not say installed: $status" ;;
+esac
+ko=$(find "$DEBIAN_CHROOT/lib/modules/$DEBIAN_KREL/updates/dkms" -name 'mmap3.ko*' | head -n 1)
+[ -n "$ko" ] || die "dkms installed no mmap3.ko in /lib/modules/$DEBIAN_KREL/updates/dkms"
+log "dkms built and installed $ko ($((SECONDS - t0)) s)"
 case "$ko" in
 *.xz) xz -dc "$ko" >"$DEBIAN_MODULE_DIR/mmap3-dkms.ko" ;;
 *.zst) zstd -qdc "$ko" >"$DEBIAN_MODULE_DIR/mmap3-dkms.ko" ;;

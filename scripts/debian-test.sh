@@ -9,7 +9,8 @@
 #    toolchain (scripts/debian-module.sh, which runs
 #    scripts/debian-kernel.sh; cached); with `dkms`, the module that DKMS
 #    built from the Debian package mmap3-dkms instead
-#    (scripts/debian-dkms.sh);
+#    (scripts/debian-dkms.sh), installed in the guest under /lib/modules
+#    and loaded with modprobe;
 # 2. a guest: Debian's vmlinuz as it is packaged, and an initramfs with
 #    busybox, Debian's own loop, ext4, dm_mod and dm_delay modules and
 #    what they depend on
@@ -79,6 +80,15 @@ for m in loop ext4 dm_mod dm_delay; do
 done
 printf '%s\n' "${order[@]}" >"$extra/modules/order"
 log "Debian's modules in the initramfs: ${order[*]}"
+# The DKMS-built module where dkms installed it, with depmod's index: the
+# guest loads it with modprobe, as its user does (tests/qemu/guest-lib.sh).
+if [ "$module" = dkms ]; then
+	mkdir -p "$extra/lib/modules/$DEBIAN_KREL/updates/dkms"
+	cp "$ko" "$extra/lib/modules/$DEBIAN_KREL/updates/dkms/mmap3.ko"
+	depmod -b "$extra" "$DEBIAN_KREL" || die "depmod of the DKMS-built module failed"
+	grep -q '^updates/dkms/mmap3.ko:' "$extra/lib/modules/$DEBIAN_KREL/modules.dep" ||
+		die "depmod did not list updates/dkms/mmap3.ko"
+fi
 
 # The guest's files (scripts/guest.sh event.sh for `all`).
 export MMAP3_BZIMAGE=$mods/vmlinuz MMAP3_KCONFIG=$mods/config MMAP3_GUEST_EXTRA=$extra

@@ -19,6 +19,16 @@ cmdline() {
 	sed -n "s/.*mmap3\.$1=\([^ ]*\).*/\1/p" /proc/cmdline
 }
 
+# How the trace event's tests load the module, as its user does: modprobe
+# where it is installed under /lib/modules and listed by depmod (the DKMS
+# build of scripts/debian-test.sh dkms), else insmod of the module staged
+# in /tests.
+if grep -qs '/mmap3\.ko:' "/lib/modules/$(uname -r)/modules.dep"; then
+	MMAP3_LOAD="modprobe mmap3"
+else
+	MMAP3_LOAD="insmod /tests/mmap3.ko"
+fi
+
 # The module of scripts/module.sh, unless it is loaded; a failure is a
 # setup error, which fails the run.
 load_module() {
