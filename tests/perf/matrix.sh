@@ -28,9 +28,9 @@
 . "$MMAP3_ROOT/tests/perf/tap.sh"
 perfs_setup matrix
 # NAME | the series' perf's arguments | upstream's (= the same) | check
-# @IN@ is the input (- for a pipe, read from stdin), @OUT@ a file to write.
-# file: the command takes files only; on a pipe both perfs are still run
-# and must agree.
+# (bid, out or -, above). @IN@ is the input (- for a pipe, read from
+# stdin), @OUT@ a file to write. A command that takes files only is run on
+# the pipes too: both perfs must fail alike.
 table='
 inject-convert       | inject --convert-mmap3 -i @IN@ -o @OUT@      | inject -i @IN@ -o @OUT@  | out
 inject-mmap2-bid-all | inject --mmap2-buildid-all -i @IN@ -o @OUT@ | =                        | out

@@ -19,7 +19,7 @@ cmdline() {
 	sed -n "s/.*mmap3\.$1=\([^ ]*\).*/\1/p" /proc/cmdline
 }
 
-# How the trace event's tests load the module, as its user does: modprobe
+# How the guest scripts load the module, as its user does: modprobe
 # where it is installed under /lib/modules and listed by depmod (the DKMS
 # build of scripts/debian-test.sh dkms), else insmod of the module staged
 # in /tests.
@@ -29,11 +29,11 @@ else
 	MMAP3_LOAD="insmod /tests/mmap3.ko"
 fi
 
-# The module of scripts/module.sh, unless it is loaded; a failure is a
-# setup error, which fails the run.
+# The module ($MMAP3_LOAD), unless it is loaded; a failure is a setup
+# error, which fails the run.
 load_module() {
-	grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko ||
-		echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
+	grep -q '^mmap3 ' /proc/modules || $MMAP3_LOAD ||
+		echo "mmap3-guest: error: $MMAP3_LOAD failed"
 }
 
 # The debug kernel: anything leaked so far is reported. kmemleak reports
