@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	fd3 = open_on(child, 1, !map);
 	fd2 = open_on(child, 0, !map);
 	if (fd3 < 0 || fd2 < 0) {
-		perror("perf_event_open (is the mmap3 module loaded?)");
+		perror("perf_event_open (a kernel with the MMAP3 patches?)");
 		kill(child, SIGKILL);
 		return 1;
 	}

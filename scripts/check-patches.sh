@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check-patches`: the series as a maintainer would check them.
-#   1. scripts/checkpatch.sh: patches/0007 is up to date with tests/kselftest,
+#   1. scripts/checkpatch.sh: patches/0009 is up to date with tests/kselftest,
 #      and checkpatch.pl --strict on every patch of both kernel series and
 #      the perf series;
 #   2. git am of the kernel series of $MMAP3_KVER (patches/ for 7.3,

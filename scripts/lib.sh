@@ -50,7 +50,7 @@ KSRC=$(ksrc "$MMAP3_KVER")
 KPATCHES=$(kpatches "$MMAP3_KVER")
 # The selftests patch, generated from tests/kselftest against
 # $SELFTESTS_KVER (scripts/selftests-patch.sh): one file for both series.
-SELFTESTS_PATCH=$MMAP3_ROOT/patches/0007-selftests-perf_events-Add-MMAP3-tests.patch
+SELFTESTS_PATCH=$MMAP3_ROOT/patches/0009-selftests-perf_events-Add-MMAP3-tests.patch
 SELFTESTS_KVER=7.3
 KTAG=$(ktag "$MMAP3_KVER")
 

@@ -4,7 +4,7 @@
 #
 #   scripts/selftests-patch.sh [OUT]
 #
-# writes patches/0007-selftests-perf_events-Add-MMAP3-tests.patch (or OUT),
+# writes patches/0009-selftests-perf_events-Add-MMAP3-tests.patch (or OUT),
 # against 7.3 and for both series (it applies to 6.12 as it is: the
 # perf_events selftests are the same there): tests/kselftest's sources,
 # fixtures.py and second provider module (mmap3_provider/) copied as they
@@ -107,9 +107,9 @@ cross-checked with readelf -n. It also makes the small file system images
 mmap3_cache mounts (with mke2fs, mksquashfs, mkfs.erofs and mkfs.btrfs;
 an image whose tool is missing is left out, and its test skips).
 
-  mmap3_abi        attr.mmap3 without a provider gives -EOPNOTSUPP; mmap,
-                   mmap2 and build_id with it give -EINVAL; MMAP2 records
-                   are unchanged.
+  mmap3_abi        attr.mmap3 opens, with or without a provider module;
+                   mmap, mmap2 and build_id with it give -EINVAL; MMAP2
+                   records are unchanged.
   mmap3_records    every field equal to MMAP2's; every status, from the
                    page cache and from the disk after drop_caches and
                    MADV_PAGEOUT (where MMAP2's build_id is missing); a
@@ -124,17 +124,23 @@ an image whose tool is missing is left out, and its test skips).
   mmap3_files      the build-id is the one the file holds when it is
                    mapped: rewrites through shared mappings, a write racing
                    the read, size changes, inode numbers reused or on two
-                   devices, memfd, shm; the read is invisible to inotify,
-                   fanotify, O_DIRECT, and FUSE servers.
+                   devices, memfd, shm; the module's read is invisible to
+                   inotify, fanotify, O_DIRECT, and FUSE servers (the
+                   built-in provider's, build_id_parse_file()'s, is seen
+                   by inotify and fails on O_DIRECT files: IO_ERROR).
   mmap3_cache      a cached build-id is always the mapped file's own: two
                    images with identical metadata in turn on one loop
                    device (ext2, SquashFS, EROFS), a rewrite after a clock
                    step, btrfs subvolumes and snapshots, bind and overlay
                    mounts.
-  mmap3_lifecycle  the provider's module is pinned while events exist;
-                   load/unload cycles; a second provider (mmap3_provider/,
-                   built with TEST_GEN_MODS_DIR against KDIR) gets -EBUSY;
-                   the provider's cache evicts within its size.
+  mmap3_lifecycle  the provider's module is pinned while events made under
+                   it exist; it takes over from the built-in provider and
+                   gives the mappings back with an event open, one record
+                   per mapping, also while a thread maps cold files during
+                   10 loads and unloads; load/unload cycles; a second
+                   provider (mmap3_provider/, built with
+                   TEST_GEN_MODS_DIR against KDIR) gets -EBUSY; the
+                   provider's cache evicts within its size.
   mmap3_stress     processes, threads, exec, hostile files, images swapped
                    on a loop device and event churn for
                    $MMAP3_STRESS_SECONDS (default 20).
@@ -147,17 +153,21 @@ an image whose tool is missing is left out, and its test skips).
                    gives its record to the CPU-wide events of the CPU it
                    mapped on.
 
-Most tests need a provider: the mmap3 module, which is not part of this
-series; they skip without one (-EOPNOTSUPP), without root, when
-perf_event_paranoid forbids the events, and without the devices or
-debugfs files they use. Where things are can be set: the fixtures
-($MMAP3_FIXTURES, default ./fixtures), a copy of them on a block device
-whose page cache the tests drop ($MMAP3_COLD_FIXTURES, default /mnt), an
-ext2 image of them for device-mapper disks ($MMAP3_DISK_IMAGE, default
-the block device holding $MMAP3_COLD_FIXTURES, attached to a free loop
-device), the provider module ($MMAP3_MODULE) and the second one
-($MMAP3_TEST_PROVIDER). What a failed run leaves behind (device-mapper
-devices, copies) is removed by the next one.
+The tests run with the kernel's built-in provider and with a module's
+(the mmap3 module, which is not part of this series, takes over while
+loaded); where the two differ (the module's cache and counters), a test
+checks the side it runs on: the built-in provider leaves no counters,
+so a cold file's page cache shows whether it was read. They skip
+without root, when perf_event_paranoid forbids the events, and without
+the devices or debugfs files they use. Where things are can be set: the
+fixtures ($MMAP3_FIXTURES, default ./fixtures), a copy of them on a
+block device whose page cache the tests drop ($MMAP3_COLD_FIXTURES,
+default /mnt), an ext2 image of them for device-mapper disks
+($MMAP3_DISK_IMAGE, default the block device holding
+$MMAP3_COLD_FIXTURES, attached to a free loop device), the provider
+module ($MMAP3_MODULE) and the second one ($MMAP3_TEST_PROVIDER). What
+a failed run leaves behind (device-mapper devices, copies) is removed by
+the next one.
 
 The perf_events selftests had no MAINTAINERS entry: list them under
 PERFORMANCE EVENTS SUBSYSTEM.
@@ -169,7 +179,7 @@ EOF
 others=$(g diff --name-only HEAD~1 HEAD | grep -vx 'tools/testing/selftests/.*\|MAINTAINERS' || true)
 [ -z "$others" ] || die "the selftests patch would touch more than tools/testing/selftests: $others"
 
-g format-patch -q -1 --no-signature --start-number 7 --subject-prefix="PATCH 7/7" -o "$tmp/out"
+g format-patch -q -1 --no-signature --start-number 9 --subject-prefix="PATCH 9/9" -o "$tmp/out"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/out/$name" "$out"
 log "wrote $out"

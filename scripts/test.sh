@@ -36,7 +36,7 @@
 #      perf -e mmap3:build_id) on 4 CPUs: on each kernel tested, and on 7.3
 #      without the series (scripts/test-event.sh);
 #   7. on the test kernels, the selftests as the kernel series has them
-#      (patches/0007), with the kernel's own perf_events selftests, installed
+#      (patches/0009), with the kernel's own perf_events selftests, installed
 #      with `make -C tools/testing/selftests TARGETS=perf_events install`
 #      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is

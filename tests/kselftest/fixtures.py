@@ -6,7 +6,8 @@ Usage: fixtures.py OUTDIR
 
 Each ELF file is linked with a fresh random --build-id=0x..., and MANIFEST
 says, for each file, the build-id it was linked with (or none) and the
-build-id status a reader must report for it (DESIGN.md). The tests compare
+build-id status a reader must report for it (enum
+perf_mmap3_build_id_status, include/uapi/linux/perf_event.h). The tests compare
 what the kernel reports with MANIFEST, never with a literal; `readelf -n`
 is asked too, and must agree with the linker for every well-formed file.
 """

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MMAP3 and the module's build-id cache (issue 21): a record's build-id is
+ * MMAP3 and the module's build-id cache: a record's build-id is
  * always the one the mapped file holds at that moment, whatever the cache
- * kept from another file with the same metadata. DESIGN.md: the key and
+ * kept from another file with the same metadata. So the key and
  * version of a cached build-id must tell apart two files with identical
  * metadata on two superblocks that follow each other on one device, survive
  * clock steps, subvolumes and snapshots; where no sound rule exists for a

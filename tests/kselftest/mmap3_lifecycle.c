@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The mmap3 module's lifecycle: it cannot be unloaded while an mmap3 event
- * exists, survives load/unload cycles with traffic, is the one provider (a
- * second one gets -EBUSY, and registers once mmap3 is gone), and its cache
+ * made under it exists, takes over from the kernel's built-in provider and
+ * gives the mappings back to it with an event open (one record for each
+ * mapping, the right build-id from either), survives load/unload cycles
+ * with traffic, is the one module provider (a second one gets -EBUSY, and
+ * registers once mmap3 is gone), and its cache
  * stays within cache_entries, evicting (with none, cache_entries=0, it defers
  * nothing it can parse in memory). Needs the module at $MMAP3_MODULE
  * (default ./mmap3.ko) and the second provider, built from mmap3_provider/,
  * at $MMAP3_TEST_PROVIDER (default ./mmap3_provider/mmap3_test_provider.ko);
  * leaves mmap3 loaded as it found it.
  */
+#include <pthread.h>
+
 #include "mmap3_util.h"
 #include "../kselftest_harness.h"
 #include "mmap3_test.h"
@@ -120,10 +125,83 @@ TEST_F(lifecycle, busy_while_event_open)
 	close(fd);
 	ASSERT_EQ(0, unload()) TH_LOG("rmmod after close: %s", strerror(errno));
 	ASSERT_FALSE(loaded());
-	/* Without the provider, the ABI says EOPNOTSUPP. */
-	ASSERT_EQ(-1, mmap3_open(0, 0));
-	ASSERT_EQ(EOPNOTSUPP, errno);
+	/* Without the module, the kernel's built-in provider. */
+	fd = mmap3_open(0, 0);
+	ASSERT_LE(0, fd) TH_LOG("attr.mmap3 without the module: %s", strerror(errno));
+	close(fd);
 	ASSERT_EQ(0, load());
+}
+
+/* The module's lookups so far (hits and misses of its stats), or -1. */
+static long long module_lookups(void)
+{
+	long long hits = mmap3_stat("hits"), misses = mmap3_stat("misses");
+
+	return hits < 0 || misses < 0 ? -1 : hits + misses;
+}
+
+/*
+ * One mmap3 event, made without the module, open across an insmod and an
+ * rmmod of it: a mapping before, one while the module provides (its
+ * lookups count it) and one after; each gets exactly one MMAP3 record,
+ * with the file's build-id. The event, made under the built-in provider,
+ * does not pin the module.
+ */
+TEST_F(lifecycle, handover_with_event_open)
+{
+	struct fixture fx;
+	struct records rs = { 0 };
+	struct ring ring;
+	uintptr_t addr[3];
+	int fd, file, i, j, n;
+	long long before;
+
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
+	fd = mmap3_open(0, 0);
+	ASSERT_LE(0, fd) TH_LOG("attr.mmap3 without the module: %s", strerror(errno));
+	ASSERT_EQ(0, ring_map(&ring, fd, 8));
+	file = open(fx.path, O_RDONLY);
+	ASSERT_LE(0, file) TH_LOG("%s: %s", fx.path, strerror(errno));
+	before = -1;
+	for (i = 0; i < 3; i++) {
+		void *p;
+
+		if (i == 1) {
+			ASSERT_EQ(0, load())
+				TH_LOG("insmod with an event open: %s", strerror(errno));
+			before = module_lookups();
+			ASSERT_LE(0, before) TH_LOG("no /sys/kernel/debug/mmap3/stats");
+		}
+		if (i == 2) {
+			ASSERT_LT(before, module_lookups()) TH_LOG("the module did not look it up");
+			ASSERT_EQ(0, unload())
+				TH_LOG("rmmod, the event made before insmod: %s",
+				       strerror(errno));
+		}
+		/* Kept until all three are made: three addresses. */
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		addr[i] = (uintptr_t)p;
+	}
+	for (i = 0; i < 3; i++)
+		munmap((void *)addr[i], 4096);
+	close(file);
+	ring_read(&ring, &rs);
+	ring_unmap(&ring);
+	for (i = 0; i < 3; i++) {
+		for (n = 0, j = 0; j < rs.n; j++) {
+			const struct mmap3_record *r = (const void *)rs.v[j];
+
+			if (rs.v[j]->type != PERF_RECORD_MMAP3 || r->addr != addr[i])
+				continue;
+			n++;
+			check_build_id(_metadata, r, &fx);
+		}
+		EXPECT_EQ(1, n) TH_LOG("mapping %d (%s): %d MMAP3 records", i,
+				       i == 1 ? "the module's" : "the built-in provider's", n);
+	}
+	records_free(&rs);
 }
 
 static void count_found(const struct perf_event_header *h, void *ctx)
@@ -132,6 +210,105 @@ static void count_found(const struct perf_event_header *h, void *ctx)
 
 	if (h->type == PERF_RECORD_MMAP3 && r->build_id_status == 1)
 		(*(int *)ctx)++;
+}
+
+/* A thread that loads and unloads mmap3 @cycles times, then sets @done. */
+struct cycler {
+	int cycles;
+	int done;
+	int failed;	/* the cycle that failed, + 1 */
+	int err;
+};
+
+static void *load_cycles(void *arg)
+{
+	struct cycler *y = arg;
+	int i;
+
+	for (i = 0; i < y->cycles && !y->failed; i++) {
+		usleep(30000);
+		if (load() || (usleep(30000), unload())) {
+			y->err = errno;
+			y->failed = i + 1;
+		}
+	}
+	__atomic_store_n(&y->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct handover_count {
+	const struct fixture *fx;
+	int found;	/* MMAP3 records of the file with its build-id */
+	int other;	/* of the file, but another status or build-id */
+};
+
+static void count_handover(const struct perf_event_header *h, void *ctx)
+{
+	const struct mmap3_record *r = (const void *)h;
+	struct handover_count *c = ctx;
+
+	if (h->type != PERF_RECORD_MMAP3 || strcmp(r->filename, c->fx->path))
+		return;
+	if (r->build_id_status == STATUS_FOUND && r->build_id_size == c->fx->build_id_size &&
+	    !memcmp(r->build_id, c->fx->build_id, r->build_id_size))
+		c->found++;
+	else
+		c->other++;
+}
+
+/*
+ * This thread maps a file on the disk, cold each time, in a loop while
+ * another one loads and unloads mmap3 10 times, with an mmap3 event made
+ * before the first load (so that it pins nothing) open throughout: the
+ * lookups and the deferred reads race each registration and each
+ * unregistration, and every mapping gets exactly one MMAP3 record, FOUND
+ * with the file's build-id, whichever provider answered.
+ */
+TEST_F_TIMEOUT(lifecycle, handover_under_traffic, 300)
+{
+	struct cycler y = { .cycles = 10 };
+	struct handover_count c = { 0 };
+	struct fixture fx;
+	struct ring ring;
+	pthread_t thread;
+	int fd, file, maps = 0, cold = 0;
+	__u64 lost;
+
+	if (!require_cold(_metadata))
+		return;
+	ASSERT_EQ(0, fresh_copy("bid20.elf", &fx));
+	c.fx = &fx;
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod mmap3: %s", strerror(errno));
+	fd = mmap3_open(0, 0);
+	ASSERT_LE(0, fd) TH_LOG("attr.mmap3 without the module: %s", strerror(errno));
+	ASSERT_EQ(0, ring_map(&ring, fd, 64)) TH_LOG("ring: %s", strerror(errno));
+	file = open(fx.path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, file) TH_LOG("%s: %s", fx.path, strerror(errno));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, load_cycles, &y));
+	while (!__atomic_load_n(&y.done, __ATOMIC_ACQUIRE)) {
+		void *p;
+
+		/* Clean pages dropped: the provider defers and reads the file. */
+		posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED);
+		cold += page0_cached(file) == 0;
+		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		maps++;
+		munmap(p, 4096);
+		ring_drain(&ring, count_handover, &c);
+	}
+	pthread_join(thread, NULL);
+	close(file);
+	ring_drain(&ring, count_handover, &c);
+	lost = ring.lost;
+	ring_unmap(&ring);
+	TH_LOG("%d mappings (%d cold), %d loads and unloads: %d FOUND, %d others, %llu lost",
+	       maps, cold, y.cycles, c.found, c.other, (unsigned long long)lost);
+	ASSERT_EQ(0, y.failed) TH_LOG("cycle %d: %s", y.failed - 1, strerror(y.err));
+	ASSERT_EQ(0, lost);
+	ASSERT_LT(0, cold) TH_LOG("no mapping was cold: no deferred read was tried");
+	EXPECT_EQ(0, c.other);
+	EXPECT_EQ(maps, c.found) TH_LOG("a mapping lost or doubled its record");
 }
 
 /* 100 loads and unloads: minutes on the debug kernel under load. */

@@ -56,7 +56,7 @@ static inline bool require_mmap3(struct __test_metadata *_metadata)
 	int fd = mmap3_open(0, 0);
 
 	if (fd < 0 && errno == EOPNOTSUPP)
-		SKIP(return false, "the mmap3 module is not loaded");
+		SKIP(return false, "no MMAP3 provider (EOPNOTSUPP)");
 	if (fd < 0 && errno == EINVAL)
 		SKIP(return false, "kernel without attr.mmap3");
 	ASSERT_LE(0, fd);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the MMAP3 selftests: perf_event_open(), ring buffer
- * draining, the record layouts of DESIGN.md, and the fixture manifest that
- * says which build-id each test file was linked with.
+ * draining, the record layouts of include/uapi/linux/perf_event.h, and the
+ * fixture manifest that says which build-id each test file was linked with.
  */
 #ifndef MMAP3_UTIL_H
 #define MMAP3_UTIL_H
@@ -59,7 +59,7 @@ static inline bool no_such_syscall(long ret)
 	return ret < 0 && errno == ENOSYS;
 }
 
-/* PERF_RECORD_MMAP3 up to the file name (DESIGN.md, normative). */
+/* PERF_RECORD_MMAP3 up to the file name, as the uapi header lays it out. */
 struct mmap3_record {
 	struct perf_event_header header;
 	__u32 pid, tid;
@@ -75,7 +75,7 @@ struct mmap3_record {
 };
 
 static_assert(sizeof(struct mmap3_record) == 96,
-	      "DESIGN.md: 96 bytes before the file name, a multiple of 8");
+	      "the uapi: 96 bytes before the file name, a multiple of 8");
 
 /* PERF_RECORD_MMAP2 up to the file name. */
 struct mmap2_record {
@@ -155,7 +155,7 @@ static inline void ring_unmap(struct ring *r)
 #define MMAP3_STATUS_MAX	7
 
 /*
- * What breaks DESIGN.md's rules for every MMAP3 record in @h, or NULL:
+ * What breaks the uapi's rules for every MMAP3 record in @h, or NULL:
  * UNKNOWN (0) is never emitted and the status is one of the enum's;
  * build_id_size is at most 20, and non-zero exactly when the status is
  * FOUND; the build-id bytes past it and __reserved are zero; the size is a
@@ -199,7 +199,7 @@ static inline void mmap3_record_check(const struct perf_event_header *h)
 	if (!err)
 		return;
 	fprintf(stderr,
-		"# MMAP3 record against DESIGN.md: %s: pid %u addr %#llx status %u build_id_size %u size %u file %.*s\n",
+		"# MMAP3 record against the uapi: %s: pid %u addr %#llx status %u build_id_size %u size %u file %.*s\n",
 		err, r->pid, (unsigned long long)r->addr, r->build_id_status,
 		r->build_id_size, h->size,
 		h->size > sizeof(*r) ? (int)(h->size - sizeof(*r)) : 0, r->filename);
@@ -388,13 +388,13 @@ static inline int fixture_get(const char *name, struct fixture *f)
 	return fixture_get_in(fixtures_warm(), name, f);
 }
 
-/* The status names of DESIGN.md, indexed by value. */
+/* The status names of enum perf_mmap3_build_id_status, indexed by value. */
 static const char *const mmap3_status_names[] = {
 	"UNKNOWN", "FOUND", "NO_FILE", "NOT_ELF", "NO_BUILD_ID", "MALFORMED",
 	"IO_ERROR", "SKIPPED",
 };
 
-/* The name of status @status, "?" for a value DESIGN.md does not define. */
+/* The name of status @status, "?" for a value the uapi does not define. */
 static inline const char *status_name(int status)
 {
 	return status >= 0 && status < (int)ARRAY_SIZE(mmap3_status_names) ?
@@ -427,7 +427,7 @@ static inline int paranoid_level(void)
 
 /*
  * Why perf_event_open() failing with @err makes a test SKIP rather than
- * fail, or NULL (a failure): no provider loaded (EOPNOTSUPP), a kernel
+ * fail, or NULL (a failure): no MMAP3 provider (EOPNOTSUPP), a kernel
  * without attr.mmap3 (EINVAL, for an event with @mmap3 only), or
  * perf_event_paranoid forbidding the event to this user (EACCES, EPERM).
  */
@@ -437,7 +437,7 @@ static inline const char *perf_open_skip(int err, bool mmap3)
 
 	switch (err) {
 	case EOPNOTSUPP:
-		return "no MMAP3 provider: the mmap3 module is not loaded";
+		return "no MMAP3 provider (EOPNOTSUPP)";
 	case EINVAL:
 		return mmap3 ? "kernel without attr.mmap3 (EINVAL)" : NULL;
 	case EACCES:
@@ -561,6 +561,38 @@ static inline long long mmap3_stat(const char *name)
 		}
 	}
 	fclose(fp);
+	return ret;
+}
+
+/*
+ * Whether the mmap3 module provides the build-ids; if not, the kernel's
+ * built-in provider does, which has no cache, no counters and reads files
+ * as build_id_parse_file() does. A test that checks one of these says
+ * which provider it checks.
+ */
+static inline bool mmap3_module_loaded(void)
+{
+	return access("/sys/module/mmap3", F_OK) == 0;
+}
+
+/*
+ * Whether the first page of file @fd is in the page cache (mincore() of a
+ * read-only data mapping of it), or -1. Of a cold file, a provider that
+ * looked it up has read that page: the trace the built-in provider leaves,
+ * having no counters.
+ */
+static inline int page0_cached(int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char vec = 0;
+	void *p;
+	int ret;
+
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	ret = mincore(p, page, &vec) ? -1 : vec & 1;
+	munmap(p, page);
 	return ret;
 }
 
@@ -985,7 +1017,7 @@ static inline void mmap3_capture_one(const struct perf_event_header *h, void *ct
  * Maps @len bytes of @fd with @prot and @flags, with an mmap3 event
  * (attr.mmap_data set) on the calling thread open around it, unmaps it, and
  * captures its MMAP3 record(s) in @c. Returns 0, or -1 with errno set
- * (EOPNOTSUPP: no mmap3 provider).
+ * (EOPNOTSUPP: no MMAP3 provider).
  */
 static inline int mmap3_map(int fd, size_t len, int prot, int flags,
 			    struct mmap3_capture *c)

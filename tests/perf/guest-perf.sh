@@ -29,18 +29,9 @@ tap() {
 	echo "mmap3-test: end $name rc=$rc"
 }
 
-# Without the module, perf record --mmap3 must stop and name the module.
-no_module() {
-	out=$(perf record --mmap3 -o /tmp/perf-nomodule.data -- true 2>&1)
-	rc=$?
-	echo "$out" | sed 's/^/# /'
-	rm -f /tmp/perf-nomodule.data
-	[ "$rc" != 0 ] && echo "$out" | grep -q 'mmap3 module'
-}
-
-# With the module: what the perf test checks, then report and buildid-list
-# on a recording of perf itself.
-with_module() {
+# perf record --mmap3 of perf itself, then report and buildid-list: the
+# kernel's built-in provider without the module, the module's with it.
+record_mmap3() {
 	data=/tmp/perf-mmap3.data
 	if ! perf record --mmap3 -e task-clock -o "$data" -- perf test -w noploop 1 \
 		>/tmp/perf-record.out 2>&1; then
@@ -433,14 +424,14 @@ inject_options() {
 if grep -q '^mmap3 ' /proc/modules; then
 	echo "# mmap3 already loaded: skipping the test without the module"
 else
-	tap perf_mmap3_no_module no_module
+	tap perf_mmap3_builtin record_mmap3
 	[ ! -x /tests/perf/alpha ] || tap perf_default_mmap2_no_module default_record
 	insmod /tests/mmap3.ko || echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
 fi
 tap perf_record_mmap3_sh sh /tests/perf/tests/record_mmap3.sh
 tap perf_inject_mmap3_sh sh /tests/perf/tests/inject_mmap3.sh
 tap perf_build_id_status_sh sh /tests/perf/tests/build_id_status.sh
-tap perf_mmap3_report with_module
+tap perf_mmap3_report record_mmap3
 if [ -x /tests/perf/alpha ]; then
 	tap perf_mmap3_replaced_in_place check_replaced inplace
 	tap perf_mmap3_replaced_by_rename check_replaced rename

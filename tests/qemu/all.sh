@@ -3,23 +3,27 @@
 # begin/end markers for tests/qemu/run.sh. Runs in the guest from /tests.
 . ./guest-lib.sh
 
-# The patched kernel alone: the ABI without a provider.
+MMAP3_STRESS_SECONDS=$(cmdline stress)
+MMAP3_KERNEL=$(cmdline kernel)
+export MMAP3_STRESS_SECONDS MMAP3_KERNEL
+
+# The mmap3 selftests, each a section named PREFIX<binary>.
+suite() {
+	for t in records scope files cache fault order stress; do
+		run "$1mmap3_$t" "./mmap3_$t"
+	done
+}
+
+# The patched kernel alone: the ABI, then the suite with the kernel's
+# built-in provider (sections builtin:mmap3_*), the module not loaded.
 run mmap3_abi ./mmap3_abi
+suite builtin:
 
 # perf record --mmap3 without, then with the module (it loads it).
 [ -f perf.sh ] && . ./perf.sh
 
 load_module
-run mmap3_records ./mmap3_records
-run mmap3_scope ./mmap3_scope
-run mmap3_files ./mmap3_files
-run mmap3_cache ./mmap3_cache
-run mmap3_fault ./mmap3_fault
-run mmap3_order ./mmap3_order
-MMAP3_STRESS_SECONDS=$(cmdline stress)
-MMAP3_KERNEL=$(cmdline kernel)
-export MMAP3_STRESS_SECONDS MMAP3_KERNEL
-run mmap3_stress ./mmap3_stress
+suite ""
 cat /sys/kernel/debug/mmap3/stats
 run mmap3_lifecycle ./mmap3_lifecycle
 

@@ -3,13 +3,15 @@
 # target of the series' selftests patch, installed on the host with
 # `make -C tools/testing/selftests TARGETS=perf_events install`
 # (scripts/kselftest-install.sh; the guest has no make), run here with the
-# installed run_kselftest.sh, as `make run_tests` runs them, with the mmap3
-# module loaded. The fixtures are those on the guest's ext2 disk at /mnt
+# installed run_kselftest.sh, as `make run_tests` runs them: the series'
+# programs first with the kernel's built-in provider, then the whole
+# collection with the mmap3 module loaded. The fixtures are those on the guest's ext2 disk at /mnt
 # (MMAP3_FIXTURES); the installed ones have other random build-ids.
 #
 # run_kselftest.sh nests each program's TAP under "# ". It is un-nested
 # here, one begin/end section per program, so that tests/qemu/run.sh counts
-# every test and checks every skip ("kselftest:<program>: <test>" in
+# every test and checks every skip ("kselftest:<program>: <test>", or
+# "kselftest-builtin:" for the pass without the module, in
 # tests/qemu/expected-skips*); the runner's own line for each program is
 # kept as a comment, and a program it reports as failed (a timeout, a
 # crash) fails the section.
@@ -38,12 +40,15 @@ if [ ! -e /sys/bus/event_source/devices/cpu ]; then
 	echo "mmap3-test: end kselftest:remove_on_exec rc=4"
 fi
 
-# kselftests TEST...: run_kselftest.sh -t TEST..., un-nested.
+# kselftests SECTION TEST...: run_kselftest.sh -t TEST..., un-nested into
+# sections named SECTION:<program>.
 kselftests() {
-	(cd /tests/kselftest && ./run_kselftest.sh "$@" 2>&1) | awk '
+	section=$1
+	shift
+	(cd /tests/kselftest && ./run_kselftest.sh "$@" 2>&1) | awk -v section="$section" '
 	/^# selftests: perf_events: / {
 		prog = $4; inner = 0
-		print "mmap3-test: begin kselftest:" prog; fflush(); next
+		print "mmap3-test: begin " section ":" prog; fflush(); next
 	}
 	prog != "" && /^(not )?ok [0-9]+ selftests: perf_events: / {
 		rc = $1 == "not" ? 1 : 0
@@ -53,15 +58,18 @@ kselftests() {
 				print "ok 1 (the whole program) # SKIP"
 		}
 		print "# run_kselftest.sh: " $0
-		print "mmap3-test: end kselftest:" prog " rc=" rc
+		print "mmap3-test: end " section ":" prog " rc=" rc
 		prog = ""; fflush(); next
 	}
 	prog != "" && /^# (not )?ok [0-9]+ / { sub(/^# /, ""); inner++ }
 	{ print; fflush() }'
 }
 
-# The ABI test first, without the provider (its no-provider test), then
-# the others with the module loaded.
-kselftests -t perf_events:mmap3_abi
+# The series' programs without the module, the kernel's built-in provider
+# answering (but mmap3_lifecycle, the module's own; the stress test, the
+# longest, runs so in tests/qemu/all.sh), then every program with the
+# module loaded.
+kselftests kselftest-builtin $(echo "$tests" | grep '^perf_events:mmap3_' |
+	grep -vxE 'perf_events:mmap3_(stress|lifecycle)' | sed 's/^/-t /')
 insmod /tests/mmap3.ko || echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
-kselftests $(echo "$tests" | grep -vx 'perf_events:mmap3_abi' | sed 's/^/-t /')
+kselftests kselftest $(echo "$tests" | sed 's/^/-t /')
