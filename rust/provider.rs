@@ -3,8 +3,9 @@
 //! Safe wrappers over the PERF_RECORD_MMAP3 provider API of the patched
 //! kernel (`include/linux/perf_event.h`): registration, the lookup under
 //! `mmap_lock`, and the read the kernel defers to the way back to user
-//! space. The kernel writes the records. Built where the kernel has the
-//! series (Kbuild's `--cfg mmap3_series`).
+//! space. The kernel writes the records. Registering takes over from the
+//! kernel's built-in provider; unregistering gives the mappings back to it.
+//! Built where the kernel has the series (Kbuild's `--cfg mmap3_series`).
 
 use crate::answer::{BuildIdOut, Defer, Provider};
 #[cfg(not(mmap3_kernel_opaque_try_ffi_init))]

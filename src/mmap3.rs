@@ -4,8 +4,9 @@
 //! file I/O under `mmap_lock`; this file is the module's lifecycle.
 //!
 //! Two ways in, one lookup. On a kernel with the series the module is the
-//! provider of PERF_RECORD_MMAP3 records (`rust/provider.rs`: the kernel
-//! asks, pins deferred files and writes the records); on any kernel it
+//! provider of PERF_RECORD_MMAP3 records while it is loaded, in place of
+//! the kernel's built-in one, which has no cache (`rust/provider.rs`: the
+//! kernel asks, pins deferred files and writes the records); on any kernel it
 //! serves the trace event `mmap3:build_id` (`rust/probe.rs`, `rust/probe.c`:
 //! a probe on `perf_event_mmap()` while the event is enabled, and a FIFO of
 //! its own per task). Both ask, under `mmap_lock` and without sleeping,
