@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Safe wrappers over the PERF_RECORD_MMAP3 provider API of the patched
-//! kernel (`include/linux/perf_event.h`): registration, the lookup under
+//! kernel (`include/linux/perf_mmap3.h`): registration, the lookup under
 //! `mmap_lock`, and the read the kernel defers to the way back to user
 //! space. The kernel writes the records. Registering takes over from the
 //! kernel's built-in provider; unregistering gives the mappings back to it.

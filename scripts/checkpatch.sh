@@ -45,8 +45,6 @@ for p in "${kpatches[@]}"; do
 	ignore=()
 	case "$p" in
 	*/0009-selftests-*) ignore=(--ignore ENOSYS) ;;
-	# kernel/events/mmap3.c is PERFORMANCE EVENTS SUBSYSTEM's (F: kernel/events/*).
-	*/0007-perf-core-Add-a-built-in-*) ignore=(--ignore FILE_PATH_CHANGES) ;;
 	*/6.12/*) ignore=(--ignore ALLOC_WITH_SIZEOF) ;;
 	esac
 	checkpatch --strict --quiet --no-tree --show-types "${ignore[@]}" "$p" ||

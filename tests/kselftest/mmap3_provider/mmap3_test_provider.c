@@ -6,7 +6,7 @@
  * mapping with PERF_MMAP3_BUILD_ID_SKIPPED: it reads no file.
  */
 #include <linux/module.h>
-#include <linux/perf_event.h>
+#include <linux/perf_mmap3.h>
 
 static int mmap3_test_provider_lookup(struct perf_mmap3_provider *provider,
 				      struct vm_area_struct *vma,
