@@ -56,11 +56,6 @@ static int unload(void)
 	return syscall(__NR_delete_module, "mmap3", O_NONBLOCK);
 }
 
-static bool loaded(void)
-{
-	return access("/sys/module/mmap3", F_OK) == 0;
-}
-
 /* /sys/module/mmap3/parameters/cache_entries, or -1. */
 static long cache_entries_param(void)
 {
@@ -92,7 +87,7 @@ FIXTURE_SETUP(lifecycle)
 		close(fd);
 	if (access(module_path(), R_OK))
 		SKIP(return, "no module at %s (MMAP3_MODULE)", module_path());
-	if (!loaded())
+	if (!mmap3_module_loaded())
 		ASSERT_EQ(0, load());
 	self->cache_entries = cache_entries_param();
 }
@@ -104,7 +99,7 @@ FIXTURE_TEARDOWN(lifecycle)
 
 	unlink_copies();
 	syscall(__NR_delete_module, "mmap3_test_provider", O_NONBLOCK);
-	if (loaded() && cache_entries_param() == self->cache_entries)
+	if (mmap3_module_loaded() && cache_entries_param() == self->cache_entries)
 		return;
 	unload();
 	if (self->cache_entries >= 0)
@@ -121,23 +116,15 @@ TEST_F(lifecycle, busy_while_event_open)
 	ASSERT_EQ(-1, unload());
 	/* delete_module() says EWOULDBLOCK (EAGAIN) for a module in use. */
 	ASSERT_EQ(EWOULDBLOCK, errno);
-	ASSERT_TRUE(loaded());
+	ASSERT_TRUE(mmap3_module_loaded());
 	close(fd);
 	ASSERT_EQ(0, unload()) TH_LOG("rmmod after close: %s", strerror(errno));
-	ASSERT_FALSE(loaded());
+	ASSERT_FALSE(mmap3_module_loaded());
 	/* Without the module, the kernel's built-in provider. */
 	fd = mmap3_open(0, 0);
 	ASSERT_LE(0, fd) TH_LOG("attr.mmap3 without the module: %s", strerror(errno));
 	close(fd);
 	ASSERT_EQ(0, load());
-}
-
-/* The module's lookups so far (hits and misses of its stats), or -1. */
-static long long module_lookups(void)
-{
-	long long hits = mmap3_stat("hits"), misses = mmap3_stat("misses");
-
-	return hits < 0 || misses < 0 ? -1 : hits + misses;
 }
 
 /*
@@ -170,11 +157,12 @@ TEST_F(lifecycle, handover_with_event_open)
 		if (i == 1) {
 			ASSERT_EQ(0, load())
 				TH_LOG("insmod with an event open: %s", strerror(errno));
-			before = module_lookups();
+			before = mmap3_module_work();
 			ASSERT_LE(0, before) TH_LOG("no /sys/kernel/debug/mmap3/stats");
 		}
 		if (i == 2) {
-			ASSERT_LT(before, module_lookups()) TH_LOG("the module did not look it up");
+			ASSERT_LT(before, mmap3_module_work())
+				TH_LOG("the module did not look it up");
 			ASSERT_EQ(0, unload())
 				TH_LOG("rmmod, the event made before insmod: %s",
 				       strerror(errno));
@@ -397,7 +385,7 @@ TEST_F(lifecycle, second_provider_ebusy)
 	if (access(provider_path(), R_OK))
 		SKIP(return, "no second provider at %s (MMAP3_TEST_PROVIDER)", provider_path());
 	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
-	ASSERT_TRUE(loaded());
+	ASSERT_TRUE(mmap3_module_loaded());
 
 	ret = load_module(provider_path(), "");
 	err = errno;

@@ -1123,18 +1123,6 @@ TEST_F(mmap_data, each_event_gets_what_it_asked_for)
 }
 
 /*
- * The provider's work on cold file @fd so far: the module's lookups and
- * reads (hits, misses, deferred), or for the built-in provider whether it
- * read the file's first page.
- */
-static long long provider_work(int fd)
-{
-	if (mmap3_module_loaded())
-		return mmap3_stat("hits") + mmap3_stat("misses") + mmap3_stat("deferred");
-	return page0_cached(fd);
-}
-
-/*
  * With only an mmap3 event without attr.mmap_data, a data mapping of a file
  * read from the disk gives no record, and the provider does not even look
  * it up (the module's counters do not move; the built-in provider does not
@@ -1163,10 +1151,10 @@ TEST(data_mapping_without_mmap_data)
 	ASSERT_LE(0, file);
 	ASSERT_EQ(0, drop_page_cache());
 
-	work0 = provider_work(file);
+	work0 = mmap3_provider_work(&file, 1);
 	p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, file, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	work1 = provider_work(file);
+	work1 = mmap3_provider_work(&file, 1);
 	s.addr = (uintptr_t)p;
 	ring_drain(&ring, collect, &s);
 	munmap(p, 4096);
@@ -1178,7 +1166,7 @@ TEST(data_mapping_without_mmap_data)
 
 	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	work2 = provider_work(file);
+	work2 = mmap3_provider_work(&file, 1);
 	s.addr = (uintptr_t)p;
 	ring_drain(&ring, collect, &s);
 	munmap(p, 4096);

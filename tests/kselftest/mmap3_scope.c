@@ -89,40 +89,6 @@ static void log_mappings(struct __test_metadata *_metadata, const char *what,
 		       m[i].r3 ? status_name(m[i].r3->build_id_status) : "");
 }
 
-/* The module's work so far: the sum of its hits, misses and deferred lookups. */
-static long long mmap3_work(void)
-{
-	long long hits = mmap3_stat("hits"), misses = mmap3_stat("misses");
-	long long deferred = mmap3_stat("deferred");
-
-	if (hits < 0 || misses < 0 || deferred < 0)
-		return -1;
-	return hits + misses + deferred;
-}
-
-/*
- * The provider's work on the cold files @fx[0..@n): the module's lookups
- * and reads (hits, misses, deferred; of any file), or for the built-in
- * provider, which has no counters, how many of them it read (their first
- * page is in the page cache).
- */
-static long long provider_work(const struct fixture *fx, int n)
-{
-	long long read = 0;
-	int i, fd;
-
-	if (mmap3_module_loaded())
-		return mmap3_work();
-	for (i = 0; i < n; i++) {
-		fd = open(fx[i].path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -1;
-		read += page0_cached(fd) == 1;
-		close(fd);
-	}
-	return read;
-}
-
 /*
  * One mprotect(PROT_READ | PROT_EXEC) over two files A and B mapped side by
  * side PROT_READ: MMAP2 reports A then B; so must MMAP3, with both cache
@@ -361,7 +327,7 @@ FIXTURE_SETUP(scope)
 {
 	if (no_cold_fixtures())
 		SKIP(return, "%s", no_cold_fixtures());
-	if (mmap3_module_loaded() && mmap3_work() < 0)
+	if (mmap3_module_loaded() && mmap3_module_work() < 0)
 		SKIP(return, "no /sys/kernel/debug/mmap3/stats (hits, misses, deferred)");
 }
 
@@ -406,6 +372,7 @@ TEST_F(scope, unrelated_task_cold_files)
 	};
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), go[2], status, i, fd;
 	struct fixture fx[Q_FILES + 1];
+	int qfd[Q_FILES];
 	struct mapping m;
 	struct perf_event_attr attr;
 	long long work0, work1;
@@ -426,6 +393,10 @@ TEST_F(scope, unrelated_task_cold_files)
 		unrelated_task(go[0], fx, Q_FILES, addrs);
 	}
 	close(go[0]);
+	for (i = 0; i < Q_FILES; i++) {
+		qfd[i] = open(fx[i].path, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, qfd[i]);
+	}
 
 	mmap_attr(&attr, true, 0);
 	if (variant->cpu_wide) {
@@ -446,13 +417,15 @@ TEST_F(scope, unrelated_task_cold_files)
 	}
 	ASSERT_EQ(0, drop_page_cache());
 
-	work0 = provider_work(fx, Q_FILES);
+	work0 = mmap3_provider_work(qfd, Q_FILES);
 	ASSERT_EQ(1, write(go[1], "x", 1));
 	close(go[1]);
 	ASSERT_EQ(q, waitpid(q, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	work1 = provider_work(fx, Q_FILES);
+	work1 = mmap3_provider_work(qfd, Q_FILES);
+	for (i = 0; i < Q_FILES; i++)
+		close(qfd[i]);
 	for (i = 0; i < self->nrings; i++)
 		ring_read(&self->ring[i], &self->rs);
 	TH_LOG("Q (pid %d) mapped %d cold files: %s %lld -> %lld", q, Q_FILES,
@@ -480,9 +453,9 @@ TEST_F(scope, unrelated_task_cold_files)
 	records_free(&self->rs);
 	fd = open(fx[Q_FILES].path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	work0 = provider_work(&fx[Q_FILES], 1);
+	work0 = mmap3_provider_work(&fd, 1);
 	addrs[0] = (uintptr_t)mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	work1 = provider_work(&fx[Q_FILES], 1);
+	work1 = mmap3_provider_work(&fd, 1);
 	close(fd);
 	ASSERT_NE((uintptr_t)MAP_FAILED, addrs[0]);
 	munmap((void *)(uintptr_t)addrs[0], 4096);

@@ -1613,11 +1613,6 @@ static int load_module(const char *params)
 	return ret;
 }
 
-static bool module_loaded(void)
-{
-	return access("/sys/module/mmap3", F_OK) == 0;
-}
-
 enum phase { PAUSE, RUN, QUIT };
 
 struct unload {
@@ -1714,7 +1709,7 @@ FIXTURE_SETUP(unload)
 {
 	int fd;
 
-	self->was_loaded = module_loaded();
+	self->was_loaded = mmap3_module_loaded();
 	delay_disk.name[0] = 0;
 	fd = mmap3_open(0, 0);
 	if (fd < 0 && errno == EINVAL)
@@ -1732,9 +1727,9 @@ FIXTURE_TEARDOWN(unload)
 	if (delay_disk.name[0])
 		dm_disk_teardown(&delay_disk);
 	/* Leave the module as the test found it. */
-	if (self->was_loaded && !module_loaded())
+	if (self->was_loaded && !mmap3_module_loaded())
 		load_module("");
-	if (!self->was_loaded && module_loaded())
+	if (!self->was_loaded && mmap3_module_loaded())
 		syscall(__NR_delete_module, "mmap3", O_NONBLOCK);
 }
 
@@ -1778,7 +1773,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	ASSERT_NE(NULL, u->log);
 	store_release(&u->phase, PAUSE);
 
-	if (module_loaded())
+	if (mmap3_module_loaded())
 		ASSERT_EQ(0, syscall(__NR_delete_module, "mmap3", O_NONBLOCK))
 			TH_LOG("rmmod mmap3 before the test: %s", strerror(errno));
 	for (i = 0; i < nworkers; i++)
@@ -1832,7 +1827,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 				t0 = now_ns();	/* the last close begins */
 			ring_unmap(&c.ring[i]);
 			if (i < c.nrings - 1)
-				EXPECT_TRUE(module_loaded());
+				EXPECT_TRUE(mmap3_module_loaded());
 		}
 		c.nrings = 0;
 		/* Until every pending read is done, then the module goes. */
@@ -1850,7 +1845,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 			slowest = u->rmmod_ok_at - t0;
 		ASSERT_EQ(0, u->rmmod_other_errno)
 			TH_LOG("cycle %d: delete_module(): %s", cycle, strerror(u->rmmod_errno));
-		ASSERT_FALSE(module_loaded());
+		ASSERT_FALSE(mmap3_module_loaded());
 
 		store_release(&u->phase, PAUSE);
 		while (__atomic_load_n(&u->paused, __ATOMIC_SEQ_CST) < nworkers)

@@ -596,6 +596,39 @@ static inline int page0_cached(int fd)
 	return ret;
 }
 
+/* The module's work so far: the sum of its hits, misses and deferred lookups, or -1. */
+static inline long long mmap3_module_work(void)
+{
+	long long hits = mmap3_stat("hits"), misses = mmap3_stat("misses");
+	long long deferred = mmap3_stat("deferred");
+
+	if (hits < 0 || misses < 0 || deferred < 0)
+		return -1;
+	return hits + misses + deferred;
+}
+
+/*
+ * The provider's work so far on the cold files open as @fd[0..@n): the
+ * module's lookups and reads (hits, misses and deferred, of any file), or
+ * for the built-in provider, which has no counters, how many of the files
+ * it read (their first page is in the page cache); -1 when it cannot tell.
+ */
+static inline long long mmap3_provider_work(const int *fd, int n)
+{
+	long long read = 0;
+	int i, cached;
+
+	if (mmap3_module_loaded())
+		return mmap3_module_work();
+	for (i = 0; i < n; i++) {
+		cached = page0_cached(fd[i]);
+		if (cached < 0)
+			return -1;
+		read += cached;
+	}
+	return read;
+}
+
 /* The module's reference count (/sys/module/mmap3/refcnt), or -1. */
 static inline long mmap3_refcnt(void)
 {
