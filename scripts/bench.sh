@@ -228,12 +228,12 @@ boot() {
 patched=()
 upstream=()
 for ((b = 1; b <= boots; b++)); do
-	items="warm1 exec cold"
+	items="warm1 exec builtin-exec cold"
 	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="$items workload"
 	loss=
 	[ "$b" -le "$loss_boots" ] && loss=$loss_items
 	t=$SECONDS
-	conf "$b" "warm tmpfs threads cover"
+	conf "$b" "warm tmpfs threads cover builtin"
 	boot test "$smp" guest-bench.sh
 	patched+=("$out")
 	conf "$b" "$items${loss:+ $loss}"

@@ -33,9 +33,11 @@ NAMES = {
     "bare": "no module, no event",
     "idle": "module loaded, event disabled",
     "event": "MMAP2 + trace event mmap3:build_id (module)",
+    "builtin": "MMAP3, built-in provider (no module)",
 }
 SHORT = {"none": "none", "mmap2": "MMAP2", "mmap2bid": "MMAP2+build_id",
-         "mmap3": "MMAP3", "mmap3-nc": "MMAP3 cache off", "event": "MMAP2 + event"}
+         "mmap3": "MMAP3", "mmap3-nc": "MMAP3 cache off", "event": "MMAP2 + event",
+         "builtin": "MMAP3 built-in"}
 
 
 def parse(path):
@@ -267,7 +269,7 @@ class Report:
                    f"same boot).")
             self.w()
 
-    def exec_item(self, item, title):
+    def exec_item(self, item, title, cfgs=("none", "mmap2", "mmap2bid", "mmap3")):
         self.w(title)
         self.w()
         ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="exec", item=item)
@@ -282,7 +284,7 @@ class Report:
             if cfg == "none" or not maps:
                 return ""
             return f"{100 * sum(r['right'] for r in sel) / maps:.0f}% of {maps}"
-        self.added_table(ts, ["none", "mmap2", "mmap2bid", "mmap3"], "µs",
+        self.added_table(ts, list(cfgs), "µs",
                          [("right build-id", right),
                           ("module per exec: hits / misses / reads",
                            lambda c: self.module(c, test="exec", item=item))])
@@ -306,7 +308,7 @@ class Report:
         self.w("## 4. Many CPUs: 1, 2 and 4 tasks mapping at once, system-wide event")
         self.w()
         counts = sorted({r["tasks"] for rows, _ in self.p
-                         for r in select(rows, test="threads")})
+                         for r in select(rows, test="threads", item="threads")})
         if not counts:
             self.w("not run")
             self.w()
@@ -315,7 +317,7 @@ class Report:
         four = []
         for n in counts:
             ts = self.per_boot(self.p, lambda r: r["tasks"] * r["iters"] / r["ns"] * 1e9,
-                               test="threads", tasks=n)
+                               test="threads", item="threads", tasks=n)
             row = [str(n)]
             for cfg in ("none", "mmap2bid", "mmap3"):
                 row.append(spread([med(list(t[cfg].values())) / 1e3 for t in ts if cfg in t],
@@ -419,7 +421,7 @@ class Report:
         self.w()
         body = []
         for boots, kernel in ((self.p, "patched"), (self.u, "unpatched")):
-            for cfg in ("mmap2bid", "mmap3", "mmap3-nc", "event"):
+            for cfg in ("mmap2bid", "mmap3", "mmap3-nc", "builtin", "event"):
                 row = [f"{NAMES[cfg]}, {kernel} kernel"]
                 for mode in ("warm", "cold"):
                     sel = [r for rows, _ in boots
@@ -430,6 +432,9 @@ class Report:
                     if cfg == "mmap3" and kernel == "patched":
                         self.count_target(f"right build-id, MMAP3, {mode} (fixtures)", right,
                                           files)
+                    if cfg == "builtin" and kernel == "patched":
+                        self.count_target(f"right build-id, built-in provider, {mode} "
+                                          f"(fixtures)", right, files)
                     if cfg == "event" and kernel == "unpatched":
                         self.count_target(f"right build-id, trace event without the series, "
                                           f"{mode} (fixtures)", right, files)
@@ -442,6 +447,44 @@ class Report:
                "right when its build-id equals MANIFEST's; for the trace event (item 12), "
                "the event's sample for the mapping's address.")
         self.w()
+
+    def builtin(self):
+        self.w("## 13. The series alone: the built-in provider (no module)")
+        self.w()
+        ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item="builtin")
+        if not ts or not all("none" in t for t in ts):
+            self.w("not run")
+            self.w()
+            return
+        self.added_table(ts, ["none", "mmap2", "mmap2bid", "builtin"], "µs")
+        self.w("Item 1's loop before the module is loaded: MMAP3 from the provider built "
+               "into the kernel (`kernel/events/mmap3.c`), which keeps no cache and parses "
+               "the note from the page cache under `mmap_lock` as MMAP2+build_id does "
+               "(`build_id_parse_nofault()`), then writes the record in the same pass.")
+        self.w()
+        self.target("built-in provider, warm: MMAP3 adds ≤ 1.05× what MMAP2+build_id adds",
+                    self.ratios(ts, "builtin", "mmap2bid"), 1.05)
+        ts = self.exec_item("builtin-exec", "### 13b. fork+exec+wait of item 3, built-in "
+                                            "provider", ("none", "mmap2", "mmap2bid", "builtin"))
+        self.target("built-in provider, exec (ext2): MMAP3 adds ≤ 0.90× what MMAP2+build_id "
+                    "adds", self.ratios(ts, "builtin", "mmap2bid"), 0.90)
+        ts = self.per_boot(self.p, lambda r: r["tasks"] * r["iters"] / r["ns"] * 1e9,
+                           test="threads", item="builtin-threads", tasks=4)
+        four = [med([t["builtin"][k] / t["mmap2bid"][k] for k in t["builtin"]]) for t in ts
+                if "builtin" in t and "mmap2bid" in t]
+        self.w("### 13c. 4 tasks mapping at once (item 4), built-in provider")
+        self.w()
+        if four:
+            self.table(["tasks", "MMAP2+build_id, 1000 mmaps/s", "built-in, 1000 mmaps/s",
+                        "built-in ÷ MMAP2+build_id"],
+                       [["4"] + [spread([med(list(t[c].values())) / 1e3 for t in ts if c in t],
+                                        "{:.1f}") for c in ("mmap2bid", "builtin")]
+                        + [spread(four)]])
+        else:
+            self.w("not run")
+            self.w()
+        self.target("built-in provider, 4 tasks: throughput ≥ 1.00× MMAP2+build_id's", four,
+                    1.00, le=False)
 
     def workload(self):
         self.w("## 8. A real workload under `perf record -a`")
@@ -815,6 +858,7 @@ class Report:
         self.workload()
         self.loss()
         self.event()
+        self.builtin()
         self.w("## Targets")
         self.w()
         self.w("Goals, not promises; per-boot values are in the tables above. Slow-disk "

@@ -72,8 +72,20 @@ if [ "$KERNEL" = upstream ]; then
 	exit 0
 fi
 
-insmod /tests/mmap3.ko || fail=1
 ./mmap3_bench disk up /tests/bench.img $SLOW || fail=1
+# builtin: the series alone, its built-in provider (no module), beside
+# MMAP2+build_id: the warm loop, 4 tasks and the fixtures cold and warm
+# (the 4-CPU boot), exec (builtin-exec, the 1-CPU boot).
+if want builtin; then
+	step builtin map $FILE warm "$MAP_ITERS" "$CYCLES" none mmap2 mmap2bid builtin $ref
+	[ "$(nproc)" -ge 4 ] &&
+		step builtin-threads threads $FILE "$THREAD_ITERS" "$THREAD_CYCLES" 4 none mmap2bid builtin
+	step cover cover /mnt cold builtin
+	step cover cover /mnt warm builtin
+fi
+want builtin-exec &&
+	step builtin-exec exec $SLOW/bin/tiny "$TINY_BUILD_ID" "$EXEC_ITERS" "$EXEC_CYCLES" none mmap2 mmap2bid builtin
+insmod /tests/mmap3.ko || fail=1
 cp $FILE /tmp/bid20.elf
 
 # warm: mmap+munmap of a file on ext2 (the module answers from its cache)

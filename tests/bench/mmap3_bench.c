@@ -50,7 +50,9 @@
  * `perf record -e mmap3:build_id` opens it: a tracepoint sampled every
  * time with its raw data, MMAP2 records on the same event; on a kernel
  * without the series, what `perf record --mmap3` falls back to), idle (the
- * module loaded, no event), bare (the module not loaded, no event); and,
+ * module loaded, no event), bare (the module not loaded, no event),
+ * builtin (attr.mmap3, the module not loaded: the kernel's built-in
+ * provider of the series); and,
  * for `map` only, ref: a user-space loop of REF_SCALE * ITERS iterations (about as
  * long as the loop of none) that says how fast the host runs the guest at
  * that moment, to compare two boots. `map` and `cover` open a dummy
@@ -271,7 +273,7 @@ static void cfg_prepare(const char *cfg)
 		module_load(1);
 	else if (!strcmp(cfg, "mmap3-nc"))
 		module_load(0);
-	else if (!strcmp(cfg, "bare"))
+	else if (!strcmp(cfg, "bare") || !strcmp(cfg, "builtin"))
 		module_unload();
 }
 
@@ -298,7 +300,7 @@ static int cfg_open(const char *cfg, pid_t pid, int cpu)
 		attr.exclude_kernel = 0;	/* a tracepoint's regs are the kernel's */
 		attr.mmap = 1;
 		attr.mmap2 = 1;
-	} else if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "mmap3-nc")) {
+	} else if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "mmap3-nc") || !strcmp(cfg, "builtin")) {
 		attr.mmap3 = 1;
 	} else {
 		errno = EINVAL;
