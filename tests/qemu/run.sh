@@ -15,7 +15,10 @@
 # CPUs come up than MMAP3_SMP asks for; when a debug feature the kernel is
 # configured with did not come up; when the kernel logs an oops, BUG,
 # WARNING, lockdep, KASAN, KCSAN or kmemleak report; or when the guest does
-# not finish within TIMEOUT_SECONDS (default: $MMAP3_TIMEOUT, else 900).
+# not finish within TIMEOUT_SECONDS (default: $MMAP3_TIMEOUT, else 900, or
+# 1800 on the debug and KCSAN kernels: all.sh took 881 s on the debug
+# kernel, its two stress runs 60 s each, against about 210 s on the test
+# kernel).
 # MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test,
 # MMAP3_UNLOAD_CYCLES (default: 200 on the debug kernel, else 20) for its
 # rmmod race in smp4.sh, and MMAP3_KERNEL, which kernel it is, for its
@@ -26,7 +29,8 @@
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 script=${1:?usage: tests/qemu/run.sh SCRIPT [TIMEOUT_SECONDS]}
-timeout=${2:-${MMAP3_TIMEOUT:-900}}
+case "$MMAP3_KERNEL" in debug | kcsan) timeout=1800 ;; *) timeout=900 ;; esac
+timeout=${2:-${MMAP3_TIMEOUT:-$timeout}}
 tests=$MMAP3_WORK/guest
 [ -f "$tests/$script" ] || die "no guest script $tests/$script"
 # MMAP3_BZIMAGE and MMAP3_KCONFIG: another kernel and its .config than
