@@ -205,15 +205,22 @@ class Report:
         return [self.added(t, cfg, base) / self.added(t, other, base) for t in ts
                 if cfg in t and other in t]
 
+    def map_item(self, item):
+        """Per boot, the warm map loop of item; None, said in the report, when not run."""
+        ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item=item)
+        if not ts or not all("none" in t for t in ts):
+            self.w("not run")
+            self.w()
+            return None
+        return ts
+
     # -- items -------------------------------------------------------------
 
     def warm(self):
         self.w("## 1. Warm mmap+munmap of an ELF file on ext2: what a listener adds")
         self.w()
-        ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item="warm")
-        if not ts or not all("none" in t for t in ts):
-            self.w("not run")
-            self.w()
+        ts = self.map_item("warm")
+        if not ts:
             return
         self.added_table(ts, ["none", "mmap2", "mmap2bid", "mmap3", "mmap3-nc"], "µs",
                          [("module per call: hits / misses / reads",
@@ -248,10 +255,8 @@ class Report:
     def tmpfs(self):
         self.w("## 2. The same on tmpfs: no module cache, parsed from the page cache every time")
         self.w()
-        ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item="tmpfs")
-        if not ts or not all("none" in t for t in ts):
-            self.w("not run")
-            self.w()
+        ts = self.map_item("tmpfs")
+        if not ts:
             return
         self.added_table(ts, ["none", "mmap2", "mmap2bid", "mmap3"], "µs",
                          [("module per call: hits / misses / reads",
@@ -451,10 +456,8 @@ class Report:
     def builtin(self):
         self.w("## 13. The series alone: the built-in provider (no module)")
         self.w()
-        ts = self.per_boot(self.p, lambda r: r["ns"] / r["iters"], test="map", item="builtin")
-        if not ts or not all("none" in t for t in ts):
-            self.w("not run")
-            self.w()
+        ts = self.map_item("builtin")
+        if not ts:
             return
         self.added_table(ts, ["none", "mmap2", "mmap2bid", "builtin"], "µs")
         self.w("Item 1's loop before the module is loaded: MMAP3 from the provider built "
