@@ -52,8 +52,10 @@ kvers=("$MMAP3_KVER" "${lts[@]}")
 
 # The steps, in order, one a line: WHEN KIND SCRIPT [| WHAT]
 #   WHEN   all: every run; test: MMAP3_KERNEL=test (not the debug and
-#          KCSAN runs); test-7.3: that, on 7.3 alone (`make test`'s
-#          first kernel);
+#          KCSAN runs, which repeat what runs on their kernel and leave
+#          out what does not: checkpatch and the host tests, which
+#          `make test` has run); test-7.3: that, on 7.3 alone
+#          (`make test`'s first kernel);
 #   KIND   kernel: scripts/SCRIPT for each kernel, its failure ends the run;
 #          build: scripts/SCRIPT once, a build step;
 #          each: scripts/SCRIPT for each kernel, a build step;
@@ -67,20 +69,20 @@ kvers=("$MMAP3_KVER" "${lts[@]}")
 #          tests: scripts/SCRIPT, which ends with "N passed, ...".
 steps=$(cat <<'EOF'
 all      kernel      kernel.sh
-all      build       checkpatch.sh
+test     build       checkpatch.sh
 all      each        module.sh
 all      kernels     dkms-test.sh
 all      build       perf.sh
 all      build       bench-build.sh
-all      host        old-perf.sh       | how an unpatched perf reads MMAP3
-all      host        crafted.sh        | crafted MMAP3 records, patched perf with ASan
-all      host        host-shell.sh     | the series' perf shell tests that need a compiler, unpatched and patched perf
-all      host        convert.sh        | perf inject --convert-mmap3, patched perf with ASan, upstream's perf
-all      host        event-convert.sh  | perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf
-all      host        status.sh         | build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan
-all      host        fuzz.sh           | crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan
-all      host        matrix.sh         | every documented perf command and option on every kind of file the series writes, patched perf with ASan against upstream's
-all      cargo       buildid           | the build-id parser and the cache
+test     host        old-perf.sh       | how an unpatched perf reads MMAP3
+test     host        crafted.sh        | crafted MMAP3 records, patched perf with ASan
+test     host        host-shell.sh     | the series' perf shell tests that need a compiler, unpatched and patched perf
+test     host        convert.sh        | perf inject --convert-mmap3, patched perf with ASan, upstream's perf
+test     host        event-convert.sh  | perf inject --convert-mmap3 of MMAP2 records and mmap3:build_id, patched perf with ASan, upstream's perf
+test     host        status.sh         | build-id statuses of samples and DSOs, perf test of MMAP3 validation and swapping, patched perf with ASan
+test     host        fuzz.sh           | crafted and cross-endian MMAP3 files, fuzzed (seeded mutants), patched perf with ASan
+test     host        matrix.sh         | every documented perf command and option on every kind of file the series writes, patched perf with ASan against upstream's
+test     cargo       buildid           | the build-id parser and the cache
 all      guest       all.sh
 all      guest4      smp4.sh
 all      guest4-each event.sh
