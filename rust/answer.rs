@@ -76,6 +76,17 @@ impl BuildIdOut {
         self.0.size = 0;
         self.0.status = missing.into();
     }
+
+    /// Replaces any answer by a status without a build-id.
+    pub(crate) fn replace(&mut self, missing: Missing) {
+        self.0.data = [0; BUILD_ID_MAX];
+        self.missing(missing);
+    }
+
+    /// Whether the answer is `missing`.
+    pub(crate) fn is(&self, missing: Missing) -> bool {
+        self.0.status == u8::from(missing)
+    }
 }
 
 /// The build-id could not be found without reading the file: the caller

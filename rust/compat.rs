@@ -87,6 +87,23 @@ mod in_place {
     }
 }
 
+/// The bytes of the C string at `ptr`, its NUL included: the kernel's
+/// `CStr` is `core::ffi::CStr` where the kernel crate has `CStrExt`, its
+/// own type before.
+///
+/// # Safety
+///
+/// `ptr` is a C string, alive and unchanged for `'a`.
+pub(crate) unsafe fn c_str_with_nul<'a>(ptr: *const kernel::ffi::c_char) -> &'a [u8] {
+    // SAFETY: As the caller promises.
+    let s = unsafe { kernel::str::CStr::from_char_ptr(ptr) };
+    #[cfg(mmap3_kernel_cstr_ext)]
+    let bytes = s.to_bytes_with_nul();
+    #[cfg(not(mmap3_kernel_cstr_ext))]
+    let bytes = s.as_bytes_with_nul();
+    bytes
+}
+
 #[cfg(mmap3_kernel_fs_file)]
 pub(crate) use kernel::fs::File;
 

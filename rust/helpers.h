@@ -103,13 +103,20 @@ struct mmap3_mapping {
 
 /* rust/probe.c: the probe on perf_event_mmap() and the trace event. */
 struct vm_area_struct;
+struct callback_head;
+extern const size_t mmap3_mapping_size;
 int mmap3_event_init(const void *ctx);
-void mmap3_event_exit(void);
+void mmap3_event_stop(void);
+void mmap3_event_exit(bool deferred);
 int mmap3_event_reg(void);
 void mmap3_event_unreg(void);
-/* rust/probe.rs: the lookup and the read, with the ctx of mmap3_event_init(). */
-int mmap3_probe_lookup(const void *ctx, void *vma, struct mmap3_build_id *id);
-void mmap3_probe_read(const void *ctx, void *file, struct mmap3_build_id *id);
+void mmap3_trace(const struct mmap3_mapping *m);
+int mmap3_task_work_add(struct callback_head *work, void (*func)(struct callback_head *));
+int mmap3_current_state(void);
+void mmap3_file_get(struct file *file);
+void mmap3_file_put(struct file *file);
+/* rust/probe.rs: one mapping, with the ctx of mmap3_event_init(). */
+void mmap3_probe_mapping(const void *ctx, void *vma, struct mmap3_mapping *m);
 
 /* rust/compat.c */
 #ifndef MMAP3_KERNEL_DEBUGFS

@@ -1,32 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The trace event mmap3:build_id and the probe that feeds it: the C glue
- * of what Rust cannot write (TRACE_EVENT, the probe's handler signature,
- * task_work and the per-CPU path buffer). The lookup and the read are the
- * module's own (rust/probe.rs calls them), as for the series' provider.
+ * of what Rust cannot write or call (TRACE_EVENT, the probe's handler and
+ * its registration, d_path() into a per-CPU buffer, the mapping's fields
+ * from static inlines, task_work and the task's state). What is done with
+ * a mapping, the lookup, the FIFO of deferred mappings and the read, is
+ * rust/fifo.rs's, as for the series' provider.
  *
  * The probe is attached to perf_event_mmap() only while the event is
  * enabled (the event's register and unregister callbacks), with fprobe
- * where the kernel has it, else a kprobe. At perf_event_mmap(vma)'s entry,
- * under mmap_lock and without sleeping, it looks the file up (the cache,
- * then the page cache): answered, the event is emitted at once. Otherwise
- * the file is pinned and the mapping queued on the task's FIFO, which a
- * task_work drains on the way back to user space, with no lock held: the
- * file is read, the events are emitted in mapping order. While a task has
- * a FIFO, its later mappings join it, answered or not, so that its events
- * keep the order of its mappings. A task's FIFO is found by a hash of the
- * task pointer (only the task itself adds to it or removes it): nothing is
- * added to task_struct, and no task_work list is walked.
- *
- * Nothing under mmap_lock waits for reclaim: the FIFO and its entries are
- * GFP_NOWAIT. Without memory the event is emitted at once, IO_ERROR where
- * the file was to be read; a task that will not return to user space
- * (exiting, or a kernel thread) gets SKIPPED there, at once or from its
- * FIFO at exit.
+ * where the kernel has it, else a kprobe.
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/hugetlb.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -36,10 +22,8 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
-#include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/version.h>
-#include <linux/wait_bit.h>
 #ifdef CONFIG_FPROBE
 #include <linux/fprobe.h>
 #endif
@@ -59,32 +43,11 @@ static_assert(sizeof(struct mmap3_build_id) == sizeof(struct perf_mmap3_build_id
 
 #define MMAP3_PROBED "perf_event_mmap"
 
-/* What rust/probe.rs passes back to the lookup and the read. */
+/* struct mmap3_mapping's size, which rust/fifo.rs checks against its twin. */
+const size_t mmap3_mapping_size = sizeof(struct mmap3_mapping);
+
+/* What rust/probe.rs passes back to mmap3_probe_mapping(). */
 static const void *mmap3_ctx;
-
-/* A mapping waiting for its task's return to user space. */
-struct mmap3_deferred {
-	struct list_head node;		/* in mmap3_fifo.entries */
-	struct file *file;		/* pinned, to read; NULL when answered */
-	struct mmap3_mapping m;
-	char name[];			/* m.name points here */
-};
-
-/* The deferred mappings of one task, in mapping order. */
-struct mmap3_fifo {
-	struct callback_head work;	/* on the task's task_works */
-	struct hlist_node node;		/* in mmap3_fifos, by task */
-	struct task_struct *task;
-	struct list_head entries;
-	struct rcu_head rcu;
-};
-
-static DEFINE_SPINLOCK(mmap3_fifos_lock);
-static DEFINE_HASHTABLE(mmap3_fifos, 6);
-/* FIFOs queued as task_work: module exit waits until none is left. */
-static atomic_t mmap3_fifos_queued = ATOMIC_INIT(0);
-/* Whether a FIFO was ever queued: module exit then waits for RCU Tasks. */
-static bool mmap3_fifos_used;
 
 /* For d_path() under the probe, which must not sleep: one per CPU. */
 struct mmap3_path {
@@ -98,94 +61,44 @@ static DEFINE_MUTEX(mmap3_probe_mutex);
 static bool mmap3_attached;
 static bool mmap3_dead;		/* module exit has begun: attach no more */
 
-/* current's FIFO, if it has one: only current adds or removes it. */
-static struct mmap3_fifo *mmap3_fifo_find(void)
+/* rust/fifo.rs: the event, at once or from the FIFO. */
+void mmap3_trace(const struct mmap3_mapping *m)
 {
-	struct mmap3_fifo *f;
-
-	hash_for_each_possible_rcu(mmap3_fifos, f, node, (unsigned long)current) {
-		if (f->task == current)
-			return f;
-	}
-	return NULL;
+	trace_build_id(m);
 }
 
 /*
- * Emits and frees @e, reading its file first unless @exiting. A task that
- * is exiting, or will (a fatal signal, which also cuts a read short), never
- * returns to user space: what it did not read is SKIPPED, not IO_ERROR.
+ * rust/fifo.rs: queues @work to run @func in current on its way back to
+ * user space, or at its exit. Return: 0, or -ESRCH when current has gone
+ * past exit_task_work().
  */
-static void mmap3_deferred_emit(struct mmap3_deferred *e, bool exiting)
+int mmap3_task_work_add(struct callback_head *work, task_work_func_t func)
 {
-	if (e->file) {
-		e->m.id = (struct mmap3_build_id){ .status = MMAP3_STATUS_SKIPPED };
-		if (!exiting && !fatal_signal_pending(current)) {
-			e->m.id = (struct mmap3_build_id){};
-			mmap3_probe_read(mmap3_ctx, e->file, &e->m.id);
-			if (e->m.id.status == MMAP3_STATUS_IO_ERROR &&
-			    fatal_signal_pending(current))
-				e->m.id.status = MMAP3_STATUS_SKIPPED;
-		}
-		fput(e->file);
-	}
-	trace_build_id(&e->m);
-	kfree(e);
+	init_task_work(work, func);
+	return task_work_add(current, work, TWA_RESUME);
 }
 
 /*
- * current's FIFO, on its way back to user space (or at its exit, from
- * exit_task_work(), before perf_event_exit_task()): no lock held.
+ * rust/fifo.rs: whether current returns to user space (0), has a fatal
+ * signal pending (1: it will exit, and its reads are cut short), or never
+ * returns (2: exiting, or a kernel thread).
  */
-static void mmap3_fifo_run(struct callback_head *work)
+int mmap3_current_state(void)
 {
-	struct mmap3_fifo *f = container_of(work, struct mmap3_fifo, work);
-	bool exiting = current->flags & PF_EXITING;
-	struct mmap3_deferred *e, *next;
-
-	/* Nothing is added meanwhile: only current adds, from its mappings. */
-	list_for_each_entry_safe(e, next, &f->entries, node) {
-		list_del(&e->node);
-		mmap3_deferred_emit(e, exiting);
-	}
-	spin_lock(&mmap3_fifos_lock);
-	hash_del_rcu(&f->node);
-	spin_unlock(&mmap3_fifos_lock);
-	kfree_rcu(f, rcu);
-	/* The last access to the module's data; module exit waits for it. */
-	if (atomic_dec_and_test(&mmap3_fifos_queued))
-		wake_up_var(&mmap3_fifos_queued);
+	if (current->flags & (PF_EXITING | PF_KTHREAD))
+		return 2;
+	return fatal_signal_pending(current) ? 1 : 0;
 }
 
-/*
- * Queues @e on current's FIFO, making the FIFO if need be. Return: false
- * when it cannot be queued (no memory, or current will not return to user
- * space): the caller emits it at once.
- */
-static bool mmap3_defer(struct mmap3_fifo *f, struct mmap3_deferred *e)
+/* rust/fifo.rs: a deferred mapping's reference on its file. */
+void mmap3_file_get(struct file *file)
 {
-	if (!f) {
-		if (current->flags & (PF_EXITING | PF_KTHREAD))
-			return false;
-		f = kmalloc(sizeof(*f), GFP_NOWAIT | __GFP_NOWARN);
-		if (!f)
-			return false;
-		f->task = current;
-		INIT_LIST_HEAD(&f->entries);
-		init_task_work(&f->work, mmap3_fifo_run);
-		atomic_inc(&mmap3_fifos_queued);
-		if (task_work_add(current, &f->work, TWA_RESUME)) {
-			/* Exiting: exit_task_work() has run. */
-			atomic_dec(&mmap3_fifos_queued);
-			kfree(f);
-			return false;
-		}
-		WRITE_ONCE(mmap3_fifos_used, true);
-		spin_lock(&mmap3_fifos_lock);
-		hash_add_rcu(mmap3_fifos, &f->node, (unsigned long)current);
-		spin_unlock(&mmap3_fifos_lock);
-	}
-	list_add_tail(&e->node, &f->entries);
-	return true;
+	get_file(file);
+}
+
+void mmap3_file_put(struct file *file)
+{
+	fput(file);
 }
 
 /* MMAP2's name of a mapping without a file (perf_event_mmap_event()). */
@@ -218,11 +131,6 @@ static void __maybe_unused mmap3_probe_mmap(struct vm_area_struct *vma)
 {
 	struct file *file = vma->vm_file;
 	struct mmap3_mapping m = {};
-	struct mmap3_deferred *e;
-	struct mmap3_fifo *f;
-	const char *name;
-	size_t len;
-	int ret;
 
 	if (!(vma->vm_flags & VM_EXEC))
 		return;
@@ -243,54 +151,22 @@ static void __maybe_unused mmap3_probe_mmap(struct vm_area_struct *vma)
 	if (is_vm_hugetlb_page(vma))
 		m.flags |= MAP_HUGETLB;
 
+	/* The path buffer is this CPU's until preemption is enabled again. */
 	preempt_disable_notrace();
 	if (file) {
 		const struct inode *inode = file_user_inode(file);
 
-		name = d_path(file_user_path(file), this_cpu_ptr(mmap3_paths)->buf, PATH_MAX);
-		if (IS_ERR(name))
-			name = "//toolong";
+		m.name = d_path(file_user_path(file), this_cpu_ptr(mmap3_paths)->buf, PATH_MAX);
+		if (IS_ERR(m.name))
+			m.name = "//toolong";
 		m.maj = MAJOR(inode->i_sb->s_dev);
 		m.min = MINOR(inode->i_sb->s_dev);
 		m.ino = inode->i_ino;
 		m.ino_generation = inode->i_generation;
 	} else {
-		name = mmap3_anon_name(vma);
+		m.name = mmap3_anon_name(vma);
 	}
-	m.name = name;
-
-	ret = mmap3_probe_lookup(mmap3_ctx, vma, &m.id);
-	f = mmap3_fifo_find();
-	if (!ret && !f) {
-		trace_build_id(&m);
-		goto out;
-	}
-	len = strlen(name) + 1;
-	e = kmalloc(struct_size(e, name, len), GFP_NOWAIT | __GFP_NOWARN);
-	if (!e) {
-		if (ret)
-			m.id = (struct mmap3_build_id){ .status = MMAP3_STATUS_IO_ERROR };
-		trace_build_id(&m);
-		goto out;
-	}
-	memcpy(e->name, name, len);
-	e->m = m;
-	e->m.name = e->name;
-	e->file = NULL;
-	if (mmap3_defer(f, e)) {
-		/* Pinned for the read; the mapping's reference may go first. */
-		if (ret)
-			e->file = get_file(file);
-		goto out;
-	}
-	if (ret)
-		e->m.id = (struct mmap3_build_id){
-			.status = current->flags & (PF_EXITING | PF_KTHREAD) ?
-				  MMAP3_STATUS_SKIPPED : MMAP3_STATUS_IO_ERROR,
-		};
-	trace_build_id(&e->m);
-	kfree(e);
-out:
+	mmap3_probe_mapping(mmap3_ctx, vma, &m);
 	preempt_enable_notrace();
 }
 
@@ -445,12 +321,10 @@ int mmap3_event_init(const void *ctx)
 }
 
 /*
- * At unload, before what @ctx points to goes: detach the probe (the
- * tracing core unregisters a module's events only after its exit), then
- * wait until every queued FIFO was drained (each task's return to user
- * space, or its exit).
+ * At unload: detach the probe (the tracing core unregisters a module's
+ * events only after its exit). No mapping is deferred after this.
  */
-void mmap3_event_exit(void)
+void mmap3_event_stop(void)
 {
 	mutex_lock(&mmap3_probe_mutex);
 	mmap3_dead = true;
@@ -458,20 +332,28 @@ void mmap3_event_exit(void)
 		mmap3_detach();
 	mmap3_attached = false;
 	mutex_unlock(&mmap3_probe_mutex);
-	wait_var_event(&mmap3_fifos_queued, !atomic_read(&mmap3_fifos_queued));
+}
+
+/*
+ * At unload, after mmap3_event_stop() and once rust/fifo.rs has seen every
+ * FIFO drained (@deferred: whether any was ever queued), before what @ctx
+ * points to goes.
+ */
+void mmap3_event_exit(bool deferred)
+{
 	/*
-	 * The FIFOs' kfree_rcu(), and the last mmap3_fifo_run()s: the count is
-	 * zero before they return, so a task can still be in their last
-	 * instructions, in this module's text, or preempted there. RCU Tasks
-	 * waits until every task has switched context voluntarily (or is in
-	 * user space or idle), so until none is. A FIFO is queued only by a
-	 * probe, and kprobes and ftrace select TASKS_RCU on a preemptible
-	 * kernel; elsewhere synchronize_rcu_tasks() is synchronize_rcu(),
-	 * which is enough where a task in the kernel cannot be preempted.
+	 * The last task_works: their count is zero before they return, so a
+	 * task can still be in their last instructions, in this module's
+	 * text, or preempted there. RCU Tasks waits until every task has
+	 * switched context voluntarily (or is in user space or idle), so until
+	 * none is. A FIFO is queued only by a probe, and kprobes and ftrace
+	 * select TASKS_RCU on a preemptible kernel; elsewhere
+	 * synchronize_rcu_tasks() is synchronize_rcu(), which is enough where
+	 * a task in the kernel cannot be preempted.
 	 */
 	BUILD_BUG_ON(IS_ENABLED(CONFIG_PREEMPTION) && !IS_ENABLED(CONFIG_TASKS_RCU) &&
 		     (IS_ENABLED(CONFIG_KPROBES) || IS_ENABLED(CONFIG_FPROBE)));
-	if (READ_ONCE(mmap3_fifos_used))
+	if (deferred)
 		synchronize_rcu_tasks();
 	else
 		synchronize_rcu();

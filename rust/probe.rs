@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The trace event `mmap3:build_id` and its probe on `perf_event_mmap()`
-//! (`rust/probe.c`, the C glue): the probe asks the module's [`Provider`]
-//! for each executable mapping under `mmap_lock`, and for the files it
-//! deferred on the mapping task's way back to user space.
+//! (`rust/probe.c`, the C glue): the probe hands each executable mapping
+//! to the FIFOs of `rust/fifo.rs`, which ask the module's provider under
+//! `mmap_lock`, and for the files it deferred on the mapping task's way
+//! back to user space.
 
-use crate::answer::{BuildIdOut, Provider, RawBuildId};
-use crate::compat::{File, VmaRef};
-use crate::file::UnlockedFile;
+use crate::compat::VmaRef;
+use crate::fifo::{Fifos, Mapping};
 use core::ffi::{c_int, c_void};
 use kernel::prelude::*;
 
 extern "C" {
+    static mmap3_mapping_size: usize;
     fn mmap3_event_init(ctx: *const c_void) -> c_int;
-    fn mmap3_event_exit();
+    fn mmap3_event_stop();
+    fn mmap3_event_exit(deferred: bool);
 }
 
 /// The provider the probe asks: the module's.
@@ -27,17 +29,19 @@ pub(crate) trait AsProvider: Send + Sync {
 
 /// The trace event, served from load to unload with the provider `home`
 /// holds; its probe is attached while the event is enabled. Dropped, it
-/// stops serving first (waiting for the reads it deferred), then drops
+/// stops serving first (waiting for the mappings it deferred), then drops
 /// `home`.
 ///
 /// # Invariants
 ///
-/// When `served`, `mmap3_event_init()` succeeded with a pointer to the
-/// provider of `home`, which is pinned.
+/// When `served`, `mmap3_event_init()` succeeded with a pointer to
+/// `fifos`, whose provider is that of `home`; both are pinned.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Event<H: AsProvider> {
     #[pin]
     home: H,
+    #[pin]
+    fifos: Fifos,
     served: bool,
 }
 
@@ -47,17 +51,24 @@ impl<H: AsProvider> Event<H> {
     pub(crate) fn new(home: impl PinInit<H, Error>) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             home <- home,
+            fifos <- Fifos::new(),
             served: false,
         })
         .pin_chain(|this| {
-            // SAFETY: Only `served` is written; nothing is moved out.
+            // SAFETY: `fifos` is given its provider and `served` is set;
+            // nothing is moved out.
             let this = unsafe { this.get_unchecked_mut() };
-            let ctx: *const Asked = this.home.provider();
-            // SAFETY: `ctx` points into `home`, which is pinned and dropped
-            // after `drop` has called `mmap3_event_exit()`; the C side
-            // passes it back to the callbacks below only.
+            // SAFETY: A constant defined by `rust/probe.c`.
+            if unsafe { mmap3_mapping_size } != core::mem::size_of::<Mapping>() {
+                return Err(EINVAL);
+            }
+            this.fifos.set_provider(this.home.provider());
+            let ctx: *const Fifos = &this.fifos;
+            // SAFETY: `ctx` points into `self`, which is pinned and whose
+            // `drop` calls `mmap3_event_exit()` before `fifos` and `home`
+            // go; the C side passes it back to `mmap3_probe_mapping` only.
             kernel::error::to_result(unsafe { mmap3_event_init(ctx.cast()) })?;
-            // INVARIANT: Initialised with the provider of `home`.
+            // INVARIANT: Initialised with `fifos`, which has its provider.
             this.served = true;
             Ok(())
         })
@@ -73,61 +84,36 @@ impl<H: AsProvider> Event<H> {
 impl<H: AsProvider> PinnedDrop for Event<H> {
     fn drop(self: Pin<&mut Self>) {
         if self.served {
-            // SAFETY: Initialised (type invariant). This detaches the probe
-            // and returns once every deferred mapping was read and emitted:
-            // nothing calls into the provider afterwards, and `home` is
-            // dropped after this.
-            unsafe { mmap3_event_exit() };
+            // SAFETY: Initialised (type invariant). This detaches the probe:
+            // no mapping is deferred any more.
+            unsafe { mmap3_event_stop() };
+            // Every deferred mapping read and emitted.
+            self.fifos.drain();
+            // SAFETY: The probe is detached and the FIFOs are done: this
+            // waits for the last instructions of their task_works, and
+            // then nothing calls into `fifos` or `home`, dropped after this.
+            unsafe { mmap3_event_exit(self.fifos.used()) };
         }
     }
 }
 
-/// The lookup of the probe, at `perf_event_mmap(vma)`'s entry: 0 when
-/// answered in `id`, `-EAGAIN` when the file is to be read.
+/// One executable mapping, at `perf_event_mmap(vma)`'s entry: looked up,
+/// and its event emitted or deferred (`Fifos::mapping`).
 ///
 /// # Safety
 ///
 /// `ctx` is what `mmap3_event_init()` was given, `vma` a VMA whose
-/// `mmap_lock` is held, `id` zeroed and valid for writes during the call.
+/// `mmap_lock` is held, `m` the mapping's description, valid for reads
+/// and writes during the call, with `id` zeroed and `name` a C string.
+/// Called where it must not sleep.
 #[no_mangle]
-unsafe extern "C" fn mmap3_probe_lookup(
-    ctx: *const c_void,
-    vma: *mut c_void,
-    id: *mut RawBuildId,
-) -> c_int {
-    // SAFETY: `ctx` points at the provider of a served `Event`, alive
-    // until the event stops being served (its invariant).
-    let provider = unsafe { &*ctx.cast::<Asked>() };
+unsafe extern "C" fn mmap3_probe_mapping(ctx: *const c_void, vma: *mut c_void, m: *mut Mapping) {
+    // SAFETY: `ctx` points at the `fifos` of a served `Event`, alive until
+    // the event stops being served (its invariant).
+    let fifos = unsafe { &*ctx.cast::<Fifos>() };
     // SAFETY: The probe runs with `vma` valid and `mmap_lock` held.
     let vma = unsafe { VmaRef::from_raw(vma.cast()) };
-    // CAST: `BuildIdOut` is a transparent wrapper of `RawBuildId`.
-    // SAFETY: `id` is valid and not otherwise accessed during the call.
-    let out = unsafe { &mut *id.cast::<BuildIdOut>() };
-    match provider.lookup(vma, out) {
-        Ok(()) => 0,
-        Err(_) => EAGAIN.to_errno(),
-    }
-}
-
-/// The read of a file the lookup deferred, in the mapping task on its way
-/// back to user space.
-///
-/// # Safety
-///
-/// `ctx` is what `mmap3_event_init()` was given, `file` a file the caller
-/// holds a reference on during the call, made with no lock held, `id`
-/// valid for writes during the call.
-#[no_mangle]
-unsafe extern "C" fn mmap3_probe_read(ctx: *const c_void, file: *mut c_void, id: *mut RawBuildId) {
-    // SAFETY: `ctx` points at the provider of a served `Event`, alive
-    // until the event stops being served (its invariant).
-    let provider = unsafe { &*ctx.cast::<Asked>() };
-    // SAFETY: The caller holds a reference on `file` during the call.
-    let file: &File = unsafe { File::from_raw_file(file.cast()) };
-    // SAFETY: The read is called with no lock held.
-    let file = unsafe { UnlockedFile::new(file) };
-    // CAST: `BuildIdOut` is a transparent wrapper of `RawBuildId`.
-    // SAFETY: `id` is valid and not otherwise accessed during the call.
-    let out = unsafe { &mut *id.cast::<BuildIdOut>() };
-    provider.read(file, out);
+    // SAFETY: `m` is valid and not otherwise accessed during the call.
+    let m = unsafe { &mut *m };
+    fifos.mapping(vma, m);
 }

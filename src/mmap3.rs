@@ -8,8 +8,8 @@
 //! the kernel's built-in one, which has no cache (`rust/provider.rs`: the
 //! kernel asks, pins deferred files and writes the records); on any kernel it
 //! serves the trace event `mmap3:build_id` (`rust/probe.rs`, `rust/probe.c`:
-//! a probe on `perf_event_mmap()` while the event is enabled, and a FIFO of
-//! its own per task). Both ask, under `mmap_lock` and without sleeping,
+//! a probe on `perf_event_mmap()` while the event is enabled; `rust/fifo.rs`:
+//! a FIFO of its own per task). Both ask, under `mmap_lock` and without sleeping,
 //! the lookup (`lookup.rs`): the cache (`cache.rs`, with the rule of
 //! `policy.rs`), then the page cache (`note.rs`, the parser `buildid.rs`);
 //! a file it cannot answer for is read on the mapping task's way back to
@@ -28,6 +28,8 @@ pub mod cache;
 mod compat;
 #[path = "deferred.rs"]
 mod deferred;
+#[path = "../rust/fifo.rs"]
+mod fifo;
 #[path = "../rust/file.rs"]
 mod file;
 #[path = "lookup.rs"]
