@@ -13,7 +13,18 @@
 #   4. build bzImage and modules.
 # Each step is skipped when its inputs have not changed (the stamp files hold
 # the hash of what went into them), so a second run costs a second.
+#
+#   scripts/kernel.sh [--source]
+#
+# --source: steps 1 and 2 only (and the Debian packages and toolchain of
+# scripts/deps.sh). After it, the build of one variant writes nothing that
+# the build of another reads: .ci/run builds the debug kernel so, in the
+# background, while make test builds and tests the others.
 . "$(dirname "$0")/lib.sh"
+case "${1:-}" in
+--source | "") ;;
+*) die "usage: scripts/kernel.sh [--source]" ;;
+esac
 
 "$MMAP3_ROOT/scripts/deps.sh"
 
@@ -45,6 +56,7 @@ if [ "$MMAP3_KERNEL" = upstream ]; then
 	phash=none
 	upstream_worktree
 fi
+[ "${1:-}" != --source ] || exit 0
 
 # 3 + 4. Configure and build.
 key=$(hash_of "${KCONFIG_FRAGMENTS[@]}" "$0")-$phash-$kver
@@ -73,7 +85,7 @@ for opt in "${!want[@]}"; do
 		die "$opt=$val did not make it into .config (missing dependency?)"
 	fi
 done
-log "building the $MMAP3_KERNEL kernel (LLVM=1, -j$JOBS; about 5 minutes the first time)"
+log "building the $MMAP3_KERNEL kernel (LLVM=1, -j$JOBS; 10 to 15 minutes on 2 cores the first time)"
 start=$SECONDS
 kmake bzImage modules headers
 echo "$key" >"$KOBJ/.mmap3-key"

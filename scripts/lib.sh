@@ -128,7 +128,9 @@ PERF_MAKE_FLAGS=(
 )
 
 export PATH=/usr/lib/llvm-19/bin:$HOME/.cargo/bin:$PATH
-JOBS=${JOBS:-$(nproc)}
+# One make job more than CPUs: a core is not left idle while a job waits
+# for make to walk the tree, the linker or the disk.
+JOBS=${JOBS:-$(($(nproc) + 1))}
 
 mkdir -p "$MMAP3_CACHE"
 
