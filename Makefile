@@ -54,7 +54,7 @@ test:
 	scripts/test.sh
 
 test-debug:
-	MMAP3_KERNEL=debug MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
+	MMAP3_KERNEL=debug MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-30} scripts/test.sh
 
 test-kcsan:
 	MMAP3_KERNEL=kcsan MMAP3_STRESS_SECONDS=$${MMAP3_STRESS_SECONDS:-60} scripts/test.sh
