@@ -32,10 +32,10 @@ tap() {
 # tool NAME CMD...: tap NAME CMD... on the test kernel only. These check
 # what perf does with the records (perf inject, report's attribution of
 # replaced files, synthesis from /proc, other readers, perf's own test
-# suite): the kernel paths they drive are those that the tests run with
-# tap drive, so the debug and KCSAN kernels, whose checks are about the
-# kernel, leave them to make test (on them they took 7 of all.sh's 17
-# minutes).
+# suite). The kernel paths they drive are driven by the tests run with tap
+# as well, so the debug and KCSAN kernels, whose checks are about the
+# kernel, leave them to make test (on the debug kernel they took 7 of
+# all.sh's 17 minutes).
 tool() {
 	case "$MMAP3_KERNEL" in
 	debug | kcsan) echo "# $1: a check of perf itself, run on the test kernel" ;;
