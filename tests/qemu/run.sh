@@ -70,7 +70,7 @@ boot() {
 	set +e
 	timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
 		-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
+		-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.timeout=$timeout mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$logs/console.log" -serial "file:$logs/tests.log" \
 		${MMAP3_QEMU_OPTS:-} </dev/null >"$logs/qemu.log" 2>&1
@@ -148,8 +148,15 @@ if [ "${cpus:-0}" != "$smp" ]; then
 	log "the guest has ${cpus:-no} online CPUs, not the $smp it was started with"
 	failed=$((failed + 1))
 fi
-if [ "$qemu_rc" = 124 ]; then
+hang=$(sed -n 's/\r$//; s/^mmap3-guest: hang: //p' "$logs/tests.log")
+if [ "$qemu_rc" = 124 ] || [ -n "$hang" ]; then
 	log "the guest did not finish within $timeout s (log: $logs/console.log)"
+	# What /init's watchdog found: the tasks that are not kernel threads,
+	# and any in state D, with their kernel stacks.
+	printf '%s\n' "$hang" | awk '
+		/^task / { show = $3 == "(user)" || $5 == "D" }
+		/^task / || /^  / { if (show) print "  " $0; next }
+		{ print "  " $0 }' >&2
 	failed=$((failed + 1))
 elif ! grep -q '^mmap3-guest: done' "$logs/tests.log"; then
 	log "the guest stopped before the end of $script (qemu exit $qemu_rc; log: $logs/console.log)"
