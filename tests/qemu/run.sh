@@ -151,9 +151,10 @@ fi
 hang=$(sed -n 's/\r$//; s/^mmap3-guest: hang: //p' "$logs/tests.log")
 if [ "$qemu_rc" = 124 ] || [ -n "$hang" ]; then
 	log "the guest did not finish within $timeout s (log: $logs/console.log)"
-	# What /init's watchdog found: the tasks that are not kernel threads,
-	# and any in state D, with their kernel stacks.
+	# What /init's watchdog found: the memory, the tasks that are not
+	# kernel threads and any in state D, with their kernel stacks.
 	printf '%s\n' "$hang" | awk '
+		BEGIN { show = 1 }
 		/^task / { show = $3 == "(user)" || $5 == "D" }
 		/^task / || /^  / { if (show) print "  " $0; next }
 		{ print "  " $0 }' >&2
