@@ -158,6 +158,8 @@ if [ "$qemu_rc" = 124 ] || [ -n "$hang" ]; then
 		/^task / { show = $3 == "(user)" || $5 == "D" }
 		/^task / || /^  / { if (show) print "  " $0; next }
 		{ print "  " $0 }' >&2
+	[ -n "$hang" ] ||
+		log "its watchdog printed nothing: the guest was not running at all (QEMU stopped, or the kernel with interrupts off)"
 	failed=$((failed + 1))
 elif ! grep -q '^mmap3-guest: done' "$logs/tests.log"; then
 	log "the guest stopped before the end of $script (qemu exit $qemu_rc; log: $logs/console.log)"
