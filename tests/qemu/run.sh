@@ -18,7 +18,9 @@
 # not finish within TIMEOUT_SECONDS (default: $MMAP3_TIMEOUT, else 900, or
 # 1800 on the debug and KCSAN kernels: all.sh took 881 s on the debug
 # kernel, its two stress runs 60 s each, against about 210 s on the test
-# kernel).
+# kernel). Then the guest's watchdog (tests/qemu/init) prints what its tasks
+# are doing and stops it, which run.sh shows; QEMU is killed 120 s later if
+# the guest has not stopped.
 # MMAP3_STRESS_SECONDS (default 5) goes to the guest for the stress test,
 # MMAP3_UNLOAD_CYCLES (default: 200 on the debug kernel, else 20) for its
 # rmmod race in smp4.sh, and MMAP3_KERNEL, which kernel it is, for its
@@ -68,7 +70,7 @@ accel=tcg
 boot() {
 	log "booting the guest ($accel, $smp CPUs) for $script; logs in $logs"
 	set +e
-	timeout --foreground "$timeout" qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
+	timeout --foreground $((timeout + 120)) qemu-system-x86_64 -accel "$accel" -m 1G -smp "$smp" \
 		-kernel "$bzimage" -initrd "$logs/initramfs.cpio.gz" \
 		-append "console=ttyS0 panic=-1 mmap3.run=$script mmap3.timeout=$timeout mmap3.stress=${MMAP3_STRESS_SECONDS:-5} mmap3.kernel=$MMAP3_KERNEL mmap3.cycles=$cycles" \
 		-display none -monitor none -no-reboot \
