@@ -48,10 +48,9 @@ ktag() { [ "$1" = 6.12 ] || echo "-$1"; }
 KVER_PIN=$(kver_pin "$MMAP3_KVER")
 KSRC=$(ksrc "$MMAP3_KVER")
 KPATCHES=$(kpatches "$MMAP3_KVER")
-# The selftests patch, generated from tests/kselftest against
-# $SELFTESTS_KVER (scripts/selftests-patch.sh): one file for both series.
-SELFTESTS_PATCH=$MMAP3_ROOT/patches/0009-selftests-perf_events-Add-MMAP3-tests.patch
-SELFTESTS_KVER=7.3
+# The series' selftests patch, against 7.3: one file for both series (the
+# perf_events selftests are the same on 6.12).
+SELFTESTS_PATCH=$MMAP3_ROOT/patches/0005-selftests-perf_events-Add-PERF_RECORD_MMAP3-tests.patch
 KTAG=$(ktag "$MMAP3_KVER")
 
 # Which kernel the scripts build and boot (MMAP3_KERNEL):
@@ -151,14 +150,16 @@ series() {
 	done
 }
 
-# kseries VER: VER's kernel series in order, without its cover letter: the
-# patches of its folder, then the selftests patch when the folder holds
-# none of its own (patches/6.12/ takes patches/'s).
+# kseries VER: what the test kernel of VER carries, in order, without cover
+# letters: the series of its folder, then the selftests patch when the
+# folder holds none of its own (patches/6.12/ takes patches/'s), then the
+# provider add-on of its provider/ folder (not for upstream).
 kseries() {
 	local dir
 	dir=$(kpatches "$1")
 	series "$dir"
 	[ -e "$dir/${SELFTESTS_PATCH##*/}" ] || echo "$SELFTESTS_PATCH"
+	series "$dir/provider"
 }
 
 # image_series VER: the patches of VER's kernel series that change the
