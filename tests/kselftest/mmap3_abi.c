@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The PERF_RECORD_MMAP3 ABI, with or without a provider module: attr.mmap3
- * opens (the kernel's built-in provider answers without a module; only a
- * kernel without MMAP3 refuses it, with EINVAL), invalid combinations are
- * refused with EINVAL, and MMAP2 records, with and without build_id, still
- * arrive as before.
+ * The PERF_RECORD_MMAP3 ABI, with or without a provider module: the uapi
+ * header has DESIGN.md's numbers; attr.mmap3 opens (the kernel's built-in
+ * lookup answers without a module, never EOPNOTSUPP; only a kernel without
+ * MMAP3 refuses it, with EINVAL), invalid combinations are refused with
+ * EINVAL, and MMAP2 records, with and without build_id, still arrive as
+ * before.
  */
 #include <stddef.h>
 #include <string.h>
@@ -26,6 +27,32 @@ static int mmap3_probe(void)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+/*
+ * The numbers of the uapi (include/uapi/linux/perf_event.h, as installed by
+ * the kernel build), against DESIGN.md's ABI: the record types, the
+ * statuses, and attr.mmap3 at bit 40 of the flags word after read_format.
+ */
+TEST(uapi_numbers)
+{
+	size_t off = offsetof(struct perf_event_attr, read_format) + sizeof(__u64);
+	struct perf_event_attr attr = { .mmap3 = 1 };
+	__u64 flags;
+
+	ASSERT_EQ(23, PERF_RECORD_MMAP3);
+	ASSERT_EQ(24, PERF_RECORD_MMAP3_BUILD_ID);
+	ASSERT_EQ(0, PERF_MMAP3_BUILD_ID_UNKNOWN);
+	ASSERT_EQ(1, PERF_MMAP3_BUILD_ID_FOUND);
+	ASSERT_EQ(2, PERF_MMAP3_BUILD_ID_NO_FILE);
+	ASSERT_EQ(3, PERF_MMAP3_BUILD_ID_NOT_ELF);
+	ASSERT_EQ(4, PERF_MMAP3_BUILD_ID_NO_BUILD_ID);
+	ASSERT_EQ(5, PERF_MMAP3_BUILD_ID_MALFORMED);
+	ASSERT_EQ(6, PERF_MMAP3_BUILD_ID_IO_ERROR);
+	ASSERT_EQ(7, PERF_MMAP3_BUILD_ID_SKIPPED);
+	ASSERT_EQ(8, PERF_MMAP3_BUILD_ID_PENDING);
+	memcpy(&flags, (char *)&attr + off, sizeof(flags));
+	ASSERT_EQ(1ULL << 40, flags);
 }
 
 /* The kernel provides MMAP3 by itself: no module needed, none refused. */

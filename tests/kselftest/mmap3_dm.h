@@ -233,24 +233,25 @@ struct dm_mapper {
 	int fd;
 	pid_t tid;
 	int mapped;	/* 1: mmap() returned, -1: failed */
+	__u64 returned;	/* when mmap() returned (now_ns()) */
 };
 
 static inline void *dm_mapper_run(void *arg)
 {
 	struct dm_mapper *a = arg;
+	void *p;
 
 	store_release(&a->tid, gettid());
-	if (mmap(a->at, a->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, a->fd, 0) ==
-	    MAP_FAILED)
-		store_release(&a->mapped, -1);
-	else
-		store_release(&a->mapped, 1);
+	p = mmap(a->at, a->len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, a->fd, 0);
+	a->returned = now_ns();
+	store_release(&a->mapped, p == MAP_FAILED ? -1 : 1);
 	return NULL;
 }
 
 /*
  * Starts @a's thread, and waits until it sleeps in the read of its
- * mapping (the slow disk): 0, or -1 if it never does.
+ * mapping (the slow disk), the build-id read on its way back to user
+ * space: 0, or -1 if it never does.
  */
 static inline int dm_mapper_start(pthread_t *t, struct dm_mapper *a)
 {

@@ -794,8 +794,9 @@ TEST_F(memfd, found)
 
 /*
  * 8-10. A file on the ext2 disk, new (no cache can know it) and out of the
- * page cache: the module must read it from the disk, and that read must not
- * be seen by fsnotify, nor fail because the file was opened with O_DIRECT.
+ * page cache: its record says PENDING, the build-id is read from the disk
+ * on the way back to user space, and the module's read must not be seen by
+ * fsnotify, nor fail because the file was opened with O_DIRECT.
  */
 FIXTURE(cold_file) {
 	struct elf_file a;
@@ -831,6 +832,7 @@ FIXTURE_TEARDOWN_PARENT(cold_file)
  */
 TEST_F(cold_file, inotify_sees_no_access)
 {
+	struct mmap3_capture c;
 	struct inotify_event *ev;
 	char __aligned(8) buf[4096];
 	ssize_t n;
@@ -842,7 +844,9 @@ TEST_F(cold_file, inotify_sees_no_access)
 	ASSERT_LE(0, inotify_add_watch(in, self->path, IN_ACCESS));
 	fd = open(self->path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, fd);
-	MAP_AND_CHECK(fd, &self->a.fx, "cold, watched for IN_ACCESS");
+	ASSERT_EQ(0, mmap3_map_exec(fd, &c));
+	check_record(_metadata, "cold, watched for IN_ACCESS", &c, &self->a.fx);
+	check_pending(_metadata, captured(&c), true, true);
 	n = read(in, buf, sizeof(buf));
 	for (ev = (void *)buf; n > 0 && (char *)ev < buf + n;
 	     ev = (void *)((char *)ev + sizeof(*ev) + ev->len))
@@ -950,6 +954,7 @@ TEST_F_TIMEOUT(cold_file, fanotify_no_permission_event, 60)
 	       during, own);
 	check_record(_metadata, "cold, on a mount with a FAN_ACCESS_PERM listener",
 		     &c, &self->a.fx);
+	check_pending(_metadata, captured(&c), true, true);
 	ASSERT_EQ(1, own);
 	ASSERT_EQ(0, during) TH_LOG("the module's read asked the listener for permission");
 }
@@ -1007,6 +1012,7 @@ TEST_F_TIMEOUT(cold_file, fanotify_listener_maps_from_its_mount, 60)
 	ASSERT_EQ(sizeof(res), got);
 	ASSERT_EQ(0, res.err) TH_LOG("%s", strerror(res.err));
 	check_record(_metadata, "mapped by the listener from its own mount", &res.c, &self->a.fx);
+	check_pending(_metadata, captured(&res.c), true, true);
 }
 
 /*
@@ -1020,15 +1026,16 @@ TEST_F(cold_file, o_direct)
 	struct mmap3_capture c;
 
 	ASSERT_LE(0, fd) TH_LOG("open O_DIRECT: %s", strerror(errno));
+	ASSERT_EQ(0, mmap3_map_exec(fd, &c)) TH_LOG("mmap: %s", strerror(errno));
 	if (mmap3_module_loaded()) {
-		MAP_AND_CHECK(fd, &self->a.fx, "cold, opened with O_DIRECT");
+		check_record(_metadata, "cold, opened with O_DIRECT", &c, &self->a.fx);
 	} else {
-		ASSERT_EQ(0, mmap3_map_exec(fd, &c)) TH_LOG("mmap: %s", strerror(errno));
 		TH_LOG("built-in provider, O_DIRECT: %d record(s), status %s", c.n,
 		       status_name(captured(&c)->build_id_status));
 		ASSERT_EQ(1, c.n);
 		ASSERT_EQ(mmap3_status("IO_ERROR"), captured(&c)->build_id_status);
 	}
+	check_pending(_metadata, captured(&c), true, true);
 	close(fd);
 }
 

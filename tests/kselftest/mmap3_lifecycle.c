@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The mmap3 module's lifecycle: it cannot be unloaded while an mmap3 event
- * made under it exists, takes over from the kernel's built-in provider and
- * gives the mappings back to it with an event open (one record for each
- * mapping, the right build-id from either), survives load/unload cycles
- * with traffic, is the one module provider (a second one gets -EBUSY, and
- * registers once mmap3 is gone), and its cache
+ * The mmap3 module's lifecycle: no mmap3 event pins it (it unloads with
+ * events open, which go on with the kernel's built-in lookup), it takes
+ * over from the built-in lookup and gives the mappings back to it with an
+ * event open (one record for each mapping, the right build-id from
+ * either, each PENDING record answered once whichever provider reads),
+ * survives load/unload cycles with traffic, is the one module provider (a
+ * second one gets -EBUSY, and registers once mmap3 is gone), and its cache
  * stays within cache_entries, evicting (with none, cache_entries=0, it defers
  * nothing it can parse in memory). Needs the module at $MMAP3_MODULE
  * (default ./mmap3.ko) and the second provider, built from mmap3_provider/,
@@ -107,23 +108,35 @@ FIXTURE_TEARDOWN(lifecycle)
 	load_module(module_path(), params);
 }
 
-TEST_F(lifecycle, busy_while_event_open)
+/*
+ * An mmap3 event made while the module provides does not pin it: rmmod
+ * succeeds with the event open, whose next mapping gets its record, with
+ * the file's build-id, from the built-in lookup.
+ */
+TEST_F(lifecycle, unload_with_event_open)
 {
-	int fd = mmap3_open(0, 0);
+	struct mmap3_capture c = { 0 };
+	struct fixture fx;
+	struct ring ring;
+	int fd, file;
+	void *p;
 
-	ASSERT_LE(0, fd);
-	errno = 0;
-	ASSERT_EQ(-1, unload());
-	/* delete_module() says EWOULDBLOCK (EAGAIN) for a module in use. */
-	ASSERT_EQ(EWOULDBLOCK, errno);
-	ASSERT_TRUE(mmap3_module_loaded());
-	close(fd);
-	ASSERT_EQ(0, unload()) TH_LOG("rmmod after close: %s", strerror(errno));
-	ASSERT_FALSE(mmap3_module_loaded());
-	/* Without the module, the kernel's built-in provider. */
+	ASSERT_EQ(0, fixture_get("bid20.elf", &fx));
 	fd = mmap3_open(0, 0);
-	ASSERT_LE(0, fd) TH_LOG("attr.mmap3 without the module: %s", strerror(errno));
-	close(fd);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ring_map(&ring, fd, 8));
+	ASSERT_EQ(0, unload()) TH_LOG("rmmod with an event open: %s", strerror(errno));
+	ASSERT_FALSE(mmap3_module_loaded());
+	file = open(fx.path, O_RDONLY);
+	ASSERT_LE(0, file);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	c.addr = (uintptr_t)p;
+	ring_drain(&ring, mmap3_capture_one, &c);
+	munmap(p, 4096);
+	close(file);
+	ring_unmap(&ring);
+	check_record(_metadata, "mapped after rmmod, the event made before", &c, &fx);
 	ASSERT_EQ(0, load());
 }
 
@@ -131,8 +144,7 @@ TEST_F(lifecycle, busy_while_event_open)
  * One mmap3 event, made without the module, open across an insmod and an
  * rmmod of it: a mapping before, one while the module provides (its
  * lookups count it) and one after; each gets exactly one MMAP3 record,
- * with the file's build-id. The event, made under the built-in provider,
- * does not pin the module.
+ * with the file's build-id.
  */
 TEST_F(lifecycle, handover_with_event_open)
 {
@@ -246,11 +258,13 @@ static void count_handover(const struct perf_event_header *h, void *ctx)
 
 /*
  * This thread maps a file on the disk, cold each time, in a loop while
- * another one loads and unloads mmap3 10 times, with an mmap3 event made
- * before the first load (so that it pins nothing) open throughout: the
- * lookups and the deferred reads race each registration and each
- * unregistration, and every mapping gets exactly one MMAP3 record, FOUND
- * with the file's build-id, whichever provider answered.
+ * another one loads and unloads mmap3 10 times, with an mmap3 event open
+ * throughout: the lookups and the reads on the way back to user space race
+ * each registration and each unregistration (a PENDING record looked up by
+ * one provider is read by the one registered then), and every mapping
+ * gets exactly one MMAP3 record, FOUND with the file's build-id, whichever
+ * provider answered, and each PENDING one exactly one answer (ring_drain()
+ * checks that).
  */
 TEST_F_TIMEOUT(lifecycle, handover_under_traffic, 300)
 {
@@ -260,7 +274,7 @@ TEST_F_TIMEOUT(lifecycle, handover_under_traffic, 300)
 	struct ring ring;
 	pthread_t thread;
 	int fd, file, maps = 0, cold = 0;
-	__u64 lost;
+	__u64 lost, pending, answered;
 
 	if (!require_cold(_metadata))
 		return;
@@ -289,12 +303,18 @@ TEST_F_TIMEOUT(lifecycle, handover_under_traffic, 300)
 	close(file);
 	ring_drain(&ring, count_handover, &c);
 	lost = ring.lost;
+	pending = ring.rd.pending;
+	answered = ring.rd.answered;
 	ring_unmap(&ring);
 	TH_LOG("%d mappings (%d cold), %d loads and unloads: %d FOUND, %d others, %llu lost",
 	       maps, cold, y.cycles, c.found, c.other, (unsigned long long)lost);
+	TH_LOG("%llu PENDING records, %llu answered", (unsigned long long)pending,
+	       (unsigned long long)answered);
 	ASSERT_EQ(0, y.failed) TH_LOG("cycle %d: %s", y.failed - 1, strerror(y.err));
 	ASSERT_EQ(0, lost);
 	ASSERT_LT(0, cold) TH_LOG("no mapping was cold: no deferred read was tried");
+	ASSERT_LT(0, pending) TH_LOG("no record was PENDING: no read on the way back was tried");
+	ASSERT_EQ(pending, answered);
 	EXPECT_EQ(0, c.other);
 	EXPECT_EQ(maps, c.found) TH_LOG("a mapping lost or doubled its record");
 }
@@ -511,6 +531,7 @@ TEST_F(lifecycle, cache_off_defers_nothing_in_memory)
 	check_build_id(_metadata, &r, &fx);
 	TH_LOG("deferred %lld -> %lld, misses %lld -> %lld", deferred, mmap3_stat("deferred"),
 	       misses, mmap3_stat("misses"));
+	ASSERT_FALSE(mmap3_was_pending(&r)) TH_LOG("PENDING, with the file in the page cache");
 	ASSERT_EQ(deferred, mmap3_stat("deferred")) TH_LOG("a read deferred for no cache");
 	ASSERT_EQ(misses + 1, mmap3_stat("misses"));
 	ASSERT_EQ(0, mmap3_stat("entries"));

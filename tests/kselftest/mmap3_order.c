@@ -1,31 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Order and destination of deferred PERF_RECORD_MMAP3 records.
+ * Order and destination of PERF_RECORD_MMAP3 records whose build-id is read
+ * from the disk.
  *
- * A record whose build-id must be read from the disk is written after the
- * mapping, on the way back to user space. perf orders records by their
- * time and takes the last record for an address as what is mapped there,
- * and it reads each CPU's buffer for the CPU-wide events of that CPU; so,
- * checked here with a slow disk (a device-mapper delay target) to keep the
- * read going:
+ * The MMAP3 record is written at mapping time, in MMAP2's place, PENDING;
+ * the mapping task reads the file on its way back to user space and then
+ * writes the answer, PERF_RECORD_MMAP3_BUILD_ID, to its own events and to
+ * the CPU-wide events of the CPU it then runs on. No task waits for
+ * another one. Checked here with a slow disk (a device-mapper delay
+ * target) that keeps the read going:
  *
- * - threads: T1 maps a cold file at X (its record deferred), T2 then maps
- *   a warm file over X with MAP_FIXED. Ordered by time, the last record
- *   that covers X must be T2's, as it is with MMAP2, written under
- *   mmap_lock: the address space holds T2's file.
+ * - threads: T1 maps a cold file at X and reads it, T2 then maps a warm
+ *   file over X with MAP_FIXED, and returns before T1's read ends. Ordered
+ *   by time, the last record that covers X is T2's, as with MMAP2: the
+ *   address space holds T2's file; T1's answer comes after it.
+ * - fork: T1 maps a cold file and reads it, T2 forks: fork() returns while
+ *   T1 still reads, and the PERF_RECORD_FORK comes between T1's MMAP3
+ *   record and its answer.
  * - migration: a task maps a cold file on CPU 0 and is moved to CPU 1
- *   during the read. The record belongs to CPU 0's CPU-wide events, as
- *   MMAP2's does, and not to CPU 1's, with the task's pid and tid.
- * - fork: T1 maps a cold file at X, T2 then forks. perf gives the child a
- *   copy of its view of the parent's mappings at the PERF_RECORD_FORK, so
- *   that record must come after T1's, or the child, which has T1's file at
- *   X, has nothing there in perf.
+ *   during the read. CPU 0's CPU-wide event has the PENDING record and no
+ *   answer, CPU 1's has the answer and no MMAP3 record: both as the uapi
+ *   allows a CPU-wide event.
  */
 #include "mmap3_util.h"
 #include "mmap3_dm.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
 
 #include "../kselftest_harness.h"
 #include "mmap3_test.h"
@@ -46,7 +48,10 @@ static struct sample_id record_sample_id(const struct perf_event_header *h)
 	return id;
 }
 
-/* MMAP3 records of process @pid that cover [@addr, @addr + @len). */
+/*
+ * The MMAP3 records and the answers of process @pid that cover [@addr,
+ * @addr + @len): pid, tid, addr and len are at the same offsets in both.
+ */
 struct covering {
 	pid_t pid;
 	__u64 addr, len;
@@ -58,71 +63,84 @@ static void covering_add(const struct perf_event_header *h, void *ctx)
 	struct covering *c = ctx;
 	const struct mmap3_record *r = (const void *)h;
 
-	if (h->type != PERF_RECORD_MMAP3 || r->pid != (__u32)c->pid)
+	if ((h->type != PERF_RECORD_MMAP3 && h->type != PERF_RECORD_MMAP3_BUILD_ID) ||
+	    r->pid != (__u32)c->pid)
 		return;
 	if (r->addr >= c->addr + c->len || c->addr >= r->addr + r->len)
 		return;
 	records_add(h, &c->rs);
 }
 
-static int by_time(const void *a, const void *b)
+/* The @i-th record of @c of type @type, or NULL. */
+static const void *covering_nth(const struct covering *c, __u32 type, int i)
 {
-	__u64 ta = record_sample_id(*(struct perf_event_header *const *)a).time;
-	__u64 tb = record_sample_id(*(struct perf_event_header *const *)b).time;
+	int j;
 
-	return ta < tb ? -1 : ta > tb;
+	for (j = 0; j < c->rs.n; j++)
+		if (c->rs.v[j]->type == type && !i--)
+			return c->rs.v[j];
+	return NULL;
 }
 
-static void check_found(struct __test_metadata *_metadata,
-			const struct mmap3_record *r, const struct fixture *fx)
+static int covering_count(const struct covering *c, __u32 type)
 {
-	ASSERT_STREQ(fx->path, r->filename);
-	ASSERT_EQ(1, r->build_id_status)
-		TH_LOG("%s: %s", r->filename, status_name(r->build_id_status));
-	ASSERT_EQ(fx->build_id_size, r->build_id_size);
-	ASSERT_EQ(0, memcmp(fx->build_id, r->build_id, fx->build_id_size));
+	int j, n = 0;
+
+	for (j = 0; j < c->rs.n; j++)
+		n += c->rs.v[j]->type == type;
+	return n;
 }
 
-/* Per-CPU side-band events with attr.mmap3 on @pid (-1: CPU-wide). */
-struct cpu_rings {
-	int n;
-	struct ring ring[64];
-};
-
-static int cpu_rings_open(struct __test_metadata *_metadata, struct cpu_rings *cr, pid_t pid,
-			  int inherit)
-{
-	struct perf_event_attr attr;
-	int i, fd;
-
-	cr->n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cr->n > 64)
-		cr->n = 64;
-	for (i = 0; i < cr->n; i++) {
-		mmap_attr(&attr, true, 0);
-		attr.inherit = inherit;
-		fd = sys_perf_event_open(&attr, pid, i, -1, 0);
-		if (fd < 0)
-			return -1;
-		if (ring_map(&cr->ring[i], fd, 16))
-			return -1;
-	}
-	return 0;
-}
-
-static void cpu_rings_close(struct cpu_rings *cr)
+static void covering_log(struct __test_metadata *_metadata, const struct covering *c)
 {
 	int i;
 
-	for (i = 0; i < cr->n; i++) {
-		close(cr->ring[i].fd);
-		ring_unmap(&cr->ring[i]);
+	for (i = 0; i < c->rs.n; i++) {
+		const struct mmap3_record *r = (const void *)c->rs.v[i];
+
+		TH_LOG("%llu: tid %u %s %s", (unsigned long long)record_time(c->rs.v[i]), r->tid,
+		       c->rs.v[i]->type == PERF_RECORD_MMAP3 ? r->filename : "MMAP3_BUILD_ID",
+		       status_name(r->build_id_status));
 	}
+}
+
+/* The build-id of @fx in @r, a record or an answer (the same fields). */
+static void check_found(struct __test_metadata *_metadata, __u8 status, __u8 size,
+			const __u8 *id, const struct fixture *fx)
+{
+	ASSERT_EQ(PERF_MMAP3_BUILD_ID_FOUND, status)
+		TH_LOG("%s: %s", fx->path, status_name(status));
+	ASSERT_EQ(fx->build_id_size, size);
+	ASSERT_EQ(0, memcmp(fx->build_id, id, fx->build_id_size));
+}
+
+/*
+ * Per-CPU side-band events with attr.mmap3 on this task and the threads
+ * and children it makes after, read as one stream (struct ring_set).
+ */
+static int cpu_rings_open(struct __test_metadata *_metadata, struct ring_set *rings)
+{
+	struct perf_event_attr attr;
+	int i, fd, n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(rings, 0, sizeof(*rings));
+	for (i = 0; i < n && i < RING_SET_MAX; i++) {
+		mmap_attr(&attr, true, 0);
+		attr.inherit = 1;
+		attr.task = 1;
+		fd = sys_perf_event_open(&attr, 0, i, -1, 0);
+		if (fd < 0 || ring_map(&rings->ring[i], fd, 16))
+			return -1;
+		rings->n++;
+	}
+	return 0;
 }
 
 FIXTURE(slow_disk) {
 	struct dm_disk disk;
 	bool disk_up;
+	struct fixture cold;
+	struct ring_set rings;
 };
 
 FIXTURE_SETUP(slow_disk)
@@ -131,37 +149,41 @@ FIXTURE_SETUP(slow_disk)
 
 	if (why)
 		SKIP(return, "%s", why);
+	if (!require_mmap3(_metadata))
+		return;
 	ASSERT_EQ(0, dm_disk_setup(&self->disk, "mmap3order"))
 		TH_LOG("%s", strerror(errno));
 	self->disk_up = true;
+	ASSERT_EQ(0, fixture_get("bid16.elf", &self->cold));
+	snprintf(self->cold.path, sizeof(self->cold.path), "%s/bid16.elf", self->disk.mnt);
 }
 
 FIXTURE_TEARDOWN(slow_disk)
 {
+	rings_unmap(&self->rings);
 	if (!self->disk_up)
 		return;
 	dm_disk_delay(&self->disk, 0);
 	dm_disk_teardown(&self->disk);
 }
 
-TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
+TEST_F_TIMEOUT(slow_disk, map_fixed_over_pending_mapping, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	struct covering c = { .pid = getpid(), .len = psz };
 	struct dm_mapper a = { .len = psz };
-	const struct mmap3_record *last;
-	struct fixture cold, warm;
-	struct cpu_rings cr;
+	const struct mmap3_record *t1, *t2;
+	const struct mmap3_answer *answer;
+	struct fixture warm;
+	__u64 t2_returned;
 	size_t warm_size;
 	uint8_t *bytes;
-	pthread_t t1;
-	int i, fd2, n;
+	pthread_t thread;
+	int fd2;
 	void *x;
 
-	ASSERT_EQ(0, fixture_get("bid16.elf", &cold));
-	snprintf(cold.path, sizeof(cold.path), "%s/bid16.elf", self->disk.mnt);
 	ASSERT_EQ(0, fixture_get("bid20.elf", &warm));
-	a.fd = open(cold.path, O_RDONLY);	/* the inode stays in memory */
+	a.fd = open(self->cold.path, O_RDONLY);	/* the inode stays in memory */
 	ASSERT_LE(0, a.fd);
 	fd2 = open(warm.path, O_RDONLY);
 	ASSERT_LE(0, fd2);
@@ -175,38 +197,43 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	ASSERT_NE(NULL, bytes);
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
 	/* Before the threads: they inherit the events. */
-	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, cpu_rings_open(_metadata, &self->rings)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, dm_mapper_start(&t1, &a))
-		TH_LOG("T1 never waited for the disk: no deferred read");
+	ASSERT_EQ(0, dm_mapper_start(&thread, &a))
+		TH_LOG("T1 never waited for the disk: nothing read on its way back");
 	ASSERT_EQ(0, load_acquire(&a.mapped));
-	/* T2 (this thread) maps a warm file over it. */
+	/* T2 (this thread) maps a warm file over it, and does not wait for T1. */
 	ASSERT_EQ(x, mmap(x, psz, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd2, 0));
-	ASSERT_EQ(0, pthread_join(t1, NULL));
+	t2_returned = now_ns();
+	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(1, a.mapped);
 	dm_disk_delay(&self->disk, 0);
+	TH_LOG("T2's mmap() returned %.1f ms before T1's", (a.returned - t2_returned) / 1e6);
+	ASSERT_LT(t2_returned, a.returned) TH_LOG("T2's mapping waited for T1's read");
 
 	/* The address space holds T2's file. */
 	ASSERT_EQ(0, memcmp(x, bytes, warm_size < psz ? warm_size : psz));
 	free(bytes);
 
-	for (i = 0; i < cr.n; i++)
-		ring_drain(&cr.ring[i], covering_add, &c);
-	cpu_rings_close(&cr);
-	n = c.rs.n;
-	ASSERT_EQ(2, n) TH_LOG("%d MMAP3 records for X, not T1's and T2's", n);
-	qsort(c.rs.v, n, sizeof(*c.rs.v), by_time);
-	for (i = 0; i < n; i++) {
-		const struct mmap3_record *r = (const void *)c.rs.v[i];
-
-		TH_LOG("%llu: tid %u %s", (unsigned long long)record_sample_id(c.rs.v[i]).time,
-		       r->tid, r->filename);
-	}
-	last = (const void *)c.rs.v[n - 1];
-	check_found(_metadata, last, &warm);
-	ASSERT_EQ((__u32)getpid(), last->tid) TH_LOG("the last record is not T2's");
-	check_found(_metadata, (const void *)c.rs.v[0], &cold);
+	/* In time order (struct ring_set). */
+	rings_flush(&self->rings, covering_add, &c);
+	covering_log(_metadata, &c);
+	ASSERT_EQ(2, covering_count(&c, PERF_RECORD_MMAP3))
+		TH_LOG("not T1's and T2's MMAP3 records for X");
+	ASSERT_EQ(1, covering_count(&c, PERF_RECORD_MMAP3_BUILD_ID))
+		TH_LOG("not T1's answer alone");
+	t1 = covering_nth(&c, PERF_RECORD_MMAP3, 0);
+	t2 = covering_nth(&c, PERF_RECORD_MMAP3, 1);
+	answer = covering_nth(&c, PERF_RECORD_MMAP3_BUILD_ID, 0);
+	ASSERT_EQ((__u32)a.tid, t1->tid);
+	ASSERT_TRUE(mmap3_was_pending(t1));
+	check_found(_metadata, t1->build_id_status, t1->build_id_size, t1->build_id, &self->cold);
+	ASSERT_EQ((__u32)gettid(), t2->tid) TH_LOG("the last record is not T2's");
+	check_found(_metadata, t2->build_id_status, t2->build_id_size, t2->build_id, &warm);
+	check_pending(_metadata, t2, false, false);
+	ASSERT_LT(record_time(&t2->header), record_time(&answer->header))
+		TH_LOG("T1's answer came before T2 mapped X");
 
 	records_free(&c.rs);
 	munmap(x, psz);
@@ -214,7 +241,7 @@ TEST_F_TIMEOUT(slow_disk, map_fixed_over_deferred_mapping, 120)
 	close(fd2);
 }
 
-/* The MMAP3 records that cover X, and the PERF_RECORD_FORK of process @pid. */
+/* The PERF_RECORD_FORK of process @pid, and the records that cover X. */
 struct fork_seen {
 	struct covering c;
 	pid_t pid;
@@ -234,67 +261,98 @@ static void fork_find(const struct perf_event_header *h, void *ctx)
 	f->time = record_sample_id(h).time;
 }
 
-TEST_F_TIMEOUT(slow_disk, fork_after_deferred_mapping, 120)
+/*
+ * T2 forks while T1 reads the build-id of its mapping: fork() copies the
+ * address space at once, T1's pending read takes no lock it needs. fork()
+ * takes less than half the disk's delay, and returns before T1's mmap()
+ * does.
+ */
+TEST_F_TIMEOUT(slow_disk, fork_does_not_wait_for_pending_read, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
 	struct fork_seen f = { .c = { .pid = getpid(), .len = psz } };
 	struct dm_mapper a = { .len = psz };
-	struct covering *c = &f.c;
-	struct cpu_rings cr;
-	struct fixture cold;
-	pthread_t t1;
-	int i, status;
-	__u64 t_map;
+	const struct mmap3_answer *answer;
+	const struct mmap3_record *t1;
+	__u64 fork_start, fork_end;
+	pthread_t thread;
+	int status;
 	void *x;
 
-	ASSERT_EQ(0, fixture_get("bid16.elf", &cold));
-	snprintf(cold.path, sizeof(cold.path), "%s/bid16.elf", self->disk.mnt);
-	a.fd = open(cold.path, O_RDONLY);
+	a.fd = open(self->cold.path, O_RDONLY);
 	ASSERT_LE(0, a.fd);
 	x = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, x);
 	a.at = x;
-	c->addr = (unsigned long)x;
+	f.c.addr = (unsigned long)x;
 	ASSERT_EQ(0, drop_page_cache());
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
-	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, 0, 1)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, cpu_rings_open(_metadata, &self->rings)) TH_LOG("%s", strerror(errno));
 
 	/* T1 sleeps in the read of the slow disk: its mapping is made. */
-	ASSERT_EQ(0, dm_mapper_start(&t1, &a))
-		TH_LOG("T1 never waited for the disk: no deferred read");
-	/* T2 (this thread) forks while T1's record waits for the read. */
+	ASSERT_EQ(0, dm_mapper_start(&thread, &a))
+		TH_LOG("T1 never waited for the disk: nothing read on its way back");
+	/*
+	 * T1's MMAP3 record is written, PENDING, while T1 reads: two rounds
+	 * give it to the reader (struct ring_set), which holds it.
+	 */
+	rings_drain(&self->rings, NULL, NULL);
+	rings_drain(&self->rings, NULL, NULL);
+	ASSERT_EQ(1, self->rings.rd.pending);
+	ASSERT_EQ(0, self->rings.rd.answered);
+	/* T2 (this thread) forks while T1's read is pending. */
+	fork_start = now_ns();
 	f.pid = fork();
-	ASSERT_LE(0, f.pid);
 	if (!f.pid)
 		_exit(0);
+	fork_end = now_ns();
+	ASSERT_LE(0, f.pid);
+	ASSERT_EQ(0, load_acquire(&a.mapped)) TH_LOG("T1's read ended before fork() returned");
 	ASSERT_EQ(f.pid, waitpid(f.pid, &status, 0));
-	ASSERT_EQ(0, pthread_join(t1, NULL));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(1, a.mapped);
 	dm_disk_delay(&self->disk, 0);
+	TH_LOG("fork() took %.1f ms, and returned %.1f ms before T1's mmap(); the delay: %d ms",
+	       (fork_end - fork_start) / 1e6, (a.returned - fork_end) / 1e6, READ_DELAY_MS);
+	ASSERT_LT(fork_end, a.returned);
+	ASSERT_GT(READ_DELAY_MS * 1000000ULL / 2, fork_end - fork_start)
+		TH_LOG("fork() took as long as a read of the disk");
 
-	for (i = 0; i < cr.n; i++)
-		ring_drain(&cr.ring[i], fork_find, &f);
-	cpu_rings_close(&cr);
-	ASSERT_EQ(1, c->rs.n) TH_LOG("%d MMAP3 records for X, not T1's", c->rs.n);
-	check_found(_metadata, (const void *)c->rs.v[0], &cold);
+	rings_flush(&self->rings, fork_find, &f);
+	covering_log(_metadata, &f.c);
+	ASSERT_EQ(1, covering_count(&f.c, PERF_RECORD_MMAP3)) TH_LOG("not T1's record alone");
+	ASSERT_EQ(1, covering_count(&f.c, PERF_RECORD_MMAP3_BUILD_ID));
+	t1 = covering_nth(&f.c, PERF_RECORD_MMAP3, 0);
+	answer = covering_nth(&f.c, PERF_RECORD_MMAP3_BUILD_ID, 0);
+	ASSERT_TRUE(mmap3_was_pending(t1));
+	check_found(_metadata, t1->build_id_status, t1->build_id_size, t1->build_id, &self->cold);
 	ASSERT_EQ(1, f.n) TH_LOG("%d PERF_RECORD_FORK of the child", f.n);
-	t_map = record_sample_id(c->rs.v[0]).time;
-	TH_LOG("T1's MMAP3 at %llu, the child's FORK at %llu", (unsigned long long)t_map,
-	       (unsigned long long)f.time);
-	ASSERT_LT(t_map, f.time) TH_LOG("the child's FORK came before T1's mapping it copied");
+	TH_LOG("T1's MMAP3 at %llu, the child's FORK at %llu, T1's answer at %llu",
+	       (unsigned long long)record_time(&t1->header), (unsigned long long)f.time,
+	       (unsigned long long)record_time(&answer->header));
+	ASSERT_LT(record_time(&t1->header), f.time);
+	ASSERT_LT(f.time, record_time(&answer->header));
 
-	records_free(&c->rs);
+	records_free(&f.c.rs);
 	munmap(x, psz);
 	close(a.fd);
 }
 
-TEST_F_TIMEOUT(slow_disk, cpu_wide_event_of_the_mapping_cpu, 120)
+/*
+ * A task maps a cold file on CPU 0, and is moved to CPU 1 while it reads
+ * it. Each CPU's CPU-wide event is read alone, as a consumer of that CPU
+ * would: CPU 0's has the MMAP3 record, PENDING, with no answer; CPU 1's
+ * has the answer, with the file's build-id, and no MMAP3 record.
+ */
+TEST_F_TIMEOUT(slow_disk, cpu_wide_answer_where_the_task_runs, 120)
 {
 	size_t psz = sysconf(_SC_PAGESIZE);
+	const struct mmap3_answer *answer;
+	struct perf_event_attr attr;
+	const struct mmap3_record *r;
+	int go[2], status, i, file, fd;
 	struct covering c[2];
-	struct cpu_rings cr;
-	struct fixture cold;
-	int go[2], status, i, file;
+	struct ring ring[2];
 	cpu_set_t set;
 	pid_t child;
 	char ch;
@@ -302,15 +360,20 @@ TEST_F_TIMEOUT(slow_disk, cpu_wide_event_of_the_mapping_cpu, 120)
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: nothing to migrate to");
-	ASSERT_EQ(0, fixture_get("bid16.elf", &cold));
-	snprintf(cold.path, sizeof(cold.path), "%s/bid16.elf", self->disk.mnt);
-	file = open(cold.path, O_RDONLY);
+	file = open(self->cold.path, O_RDONLY);
 	ASSERT_LE(0, file);
 	x = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, x);
 	ASSERT_EQ(0, drop_page_cache());
 	ASSERT_EQ(0, dm_disk_delay(&self->disk, READ_DELAY_MS));
-	ASSERT_EQ(0, cpu_rings_open(_metadata, &cr, -1, 0)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		mmap_attr(&attr, true, 0);
+		fd = open_event(_metadata, &attr, -1, i);
+		if (fd < 0)
+			return;
+		ASSERT_EQ(0, ring_map(&ring[i], fd, 16));
+		ring[i].rd.cpu_wide = true;
+	}
 
 	ASSERT_EQ(0, pipe(go));
 	child = fork();
@@ -344,17 +407,42 @@ TEST_F_TIMEOUT(slow_disk, cpu_wide_event_of_the_mapping_cpu, 120)
 
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct covering){ .pid = child, .addr = (unsigned long)x, .len = psz };
-		ring_drain(&cr.ring[i], covering_add, &c[i]);
+		ring_flush(&ring[i], covering_add, &c[i]);
+		TH_LOG("CPU %d: %d MMAP3 records, %d answers; %llu PENDING unanswered, %llu answers without their MMAP3 record",
+		       i, covering_count(&c[i], PERF_RECORD_MMAP3),
+		       covering_count(&c[i], PERF_RECORD_MMAP3_BUILD_ID),
+		       (unsigned long long)ring[i].rd.unanswered,
+		       (unsigned long long)ring[i].rd.orphans);
 	}
-	cpu_rings_close(&cr);
-	TH_LOG("records: %d for CPU 0's events, %d for CPU 1's", c[0].rs.n, c[1].rs.n);
-	ASSERT_EQ(1, c[0].rs.n) TH_LOG("CPU 0's CPU-wide event lost the mapping made there");
-	ASSERT_EQ(0, c[1].rs.n) TH_LOG("CPU 1's CPU-wide event got a mapping made on CPU 0");
-	check_found(_metadata, (const void *)c[0].rs.v[0], &cold);
-	ASSERT_EQ((__u32)child, ((const struct mmap3_record *)c[0].rs.v[0])->tid);
-	ASSERT_EQ((__u32)child, record_sample_id(c[0].rs.v[0]).tid);
+	ASSERT_EQ(1, covering_count(&c[0], PERF_RECORD_MMAP3))
+		TH_LOG("CPU 0's CPU-wide event lost the mapping made there");
+	ASSERT_EQ(0, covering_count(&c[0], PERF_RECORD_MMAP3_BUILD_ID))
+		TH_LOG("CPU 0's CPU-wide event got the answer written on CPU 1");
+	r = covering_nth(&c[0], PERF_RECORD_MMAP3, 0);
+	ASSERT_EQ(PERF_MMAP3_BUILD_ID_PENDING, r->build_id_status);
+	ASSERT_EQ((__u32)child, r->tid);
+	ASSERT_EQ((__u32)child, record_sample_id(&r->header).tid);
 
-	records_free(&c[0].rs);
+	ASSERT_EQ(0, covering_count(&c[1], PERF_RECORD_MMAP3))
+		TH_LOG("CPU 1's CPU-wide event got a mapping made on CPU 0");
+	ASSERT_EQ(1, covering_count(&c[1], PERF_RECORD_MMAP3_BUILD_ID))
+		TH_LOG("CPU 1's CPU-wide event lost the answer written there");
+	answer = covering_nth(&c[1], PERF_RECORD_MMAP3_BUILD_ID, 0);
+	check_found(_metadata, answer->build_id_status, answer->build_id_size, answer->build_id,
+		    &self->cold);
+	ASSERT_EQ((__u32)child, answer->tid);
+	ASSERT_EQ((__u32)child, record_sample_id(&answer->header).tid);
+	/* It names the mapping CPU 0's record names. */
+	ASSERT_EQ(r->addr, answer->addr);
+	ASSERT_EQ(r->len, answer->len);
+	ASSERT_EQ(r->pgoff, answer->pgoff);
+	ASSERT_EQ(r->ino, answer->ino);
+	ASSERT_EQ(r->header.misc, answer->header.misc);
+
+	for (i = 0; i < 2; i++) {
+		records_free(&c[i].rs);
+		ring_unmap(&ring[i]);
+	}
 	munmap(x, psz);
 	close(file);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PERF_RECORD_MMAP3 with the mmap3 module loaded: every record is checked
- * against what MMAP2 says of the same mapping in the same run, and its
- * build-id against the one the fixture was linked with (MANIFEST).
+ * PERF_RECORD_MMAP3, with the kernel's built-in lookup or the mmap3 module:
+ * every record is checked against what MMAP2 says of the same mapping in
+ * the same run, and its build-id (resolved by its PERF_RECORD_MMAP3_BUILD_ID
+ * when it was PENDING: ring_drain()) against the one the fixture was
+ * linked with (MANIFEST).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -97,7 +99,6 @@ static void check_layout(struct __test_metadata *_metadata,
 	ASSERT_EQ((name_len + 1 + 7) / 8 * 8, name_size);	/* padded to 8 */
 	for (i = name_len; i < name_size; i++)
 		ASSERT_EQ(0, r->filename[i]);
-	ASSERT_EQ(0, r->reserved);
 	ASSERT_LE(r->build_id_size, BUILD_ID_SIZE_MAX);
 	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
 		ASSERT_EQ(0, r->build_id[i]);
@@ -357,6 +358,8 @@ TEST_F(records, read_error)
 	ASSERT_STREQ(path, self->s.r3->filename);
 	ASSERT_EQ(6, self->s.r3->build_id_status);	/* IO_ERROR */
 	check_layout(_metadata, self->s.r3);
+	/* A new mount: no cache knows the file, read on the way back. */
+	check_pending(_metadata, self->s.r3, true, true);
 }
 
 /* Each fixture, warm, gets the status and build-id MANIFEST gives it. */
@@ -411,6 +414,7 @@ TEST_F(status, warm)
 	ASSERT_EQ(1, self->s.n3);
 	check_layout(_metadata, self->s.r3);
 	check_build_id(_metadata, self->s.r3, &fx);
+	check_pending(_metadata, self->s.r3, false, false);
 }
 
 TEST_F(status, cold)
@@ -428,12 +432,15 @@ TEST_F(status, cold)
 	ASSERT_EQ(1, self->s.n3);
 	check_layout(_metadata, self->s.r3);
 	check_build_id(_metadata, self->s.r3, &fx);
+	/* The module may have cached the fixture in an earlier test. */
+	check_pending(_metadata, self->s.r3, true, false);
 }
 
 /*
  * The upstream gap, in the same run: after drop_caches (and after
  * MADV_PAGEOUT), MMAP2 with build_id has no build-id for a file on a block
- * device, MMAP3 has the right one.
+ * device; MMAP3 says PENDING, and its answer has the right one. A fresh
+ * copy of the fixture: no cache knows it.
  */
 FIXTURE(cold) {
 	struct ring r3, r2;
@@ -459,17 +466,16 @@ FIXTURE_TEARDOWN(cold)
 	seen_free(&self->s);
 	ring_unmap(&self->r3);
 	ring_unmap(&self->r2);
+	unlink_copies();
 }
 
 TEST_F(cold, mmap2_misses_mmap3_finds)
 {
 	struct fixture fx;
 
-	if (need_root())
-		SKIP(return, "%s", need_root());
-	if (fixture_get_in(fixtures_cold(), variant->file, &fx))
-		SKIP(return, "no block-backed copy of %s in %s (MMAP3_COLD_FIXTURES)",
-		     variant->file, fixtures_cold());
+	if (no_cold_fixtures())
+		SKIP(return, "%s", no_cold_fixtures());
+	ASSERT_EQ(0, fresh_copy(variant->file, &fx));
 	ASSERT_EQ(0, drop_page_cache());
 	if (variant->pageout) {
 		/*
@@ -506,6 +512,7 @@ TEST_F(cold, mmap2_misses_mmap3_finds)
 	ASSERT_EQ(1, self->s.n3);
 	ASSERT_EQ(1, self->s.n2);
 	check_build_id(_metadata, self->s.r3, &fx);
+	check_pending(_metadata, self->s.r3, true, true);
 	TH_LOG("MMAP2 with build_id: %s",
 	       self->s.r2->header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID ?
 	       "has a build-id" : "no build-id (upstream's no-fault parser)");
@@ -600,22 +607,28 @@ TEST_F(rewrite, new_build_id)
 
 /*
  * exec: the records of the executable and of its interpreter carry their
- * build-ids and come before the first user sample of the new image.
+ * build-ids and come before the first user sample of the new image. An
+ * executable whose note is beyond what exec reads (farnote.elf), cold: its
+ * record says PENDING, and its answer, too, comes before the first sample.
  */
 struct exec_seen {
 	const char *exe, *interp;
-	int exe_at, interp_at, first_sample_at, n;
+	int exe_at, answer_at, interp_at, first_sample_at, n;
 	struct mmap3_record exe_rec, interp_rec;
 };
 
 static void exec_collect(const struct perf_event_header *h, void *ctx)
 {
-	struct exec_seen *e = ctx;
+	const struct mmap3_answer *a = (const void *)h;
 	const struct mmap3_record *r = (const void *)h;
+	struct exec_seen *e = ctx;
 
 	e->n++;
 	if (h->type == PERF_RECORD_SAMPLE && e->first_sample_at < 0)
 		e->first_sample_at = e->n;
+	if (h->type == PERF_RECORD_MMAP3_BUILD_ID && e->exe_at > 0 && e->answer_at < 0 &&
+	    a->addr == e->exe_rec.addr && a->tid == e->exe_rec.tid)
+		e->answer_at = e->n;
 	if (h->type != PERF_RECORD_MMAP3)
 		return;
 	if (!strcmp(r->filename, e->exe) && e->exe_at < 0) {
@@ -634,11 +647,13 @@ FIXTURE(exec) {
 FIXTURE_VARIANT(exec) {
 	const char *exe;
 	const char *interp;
+	bool cold;		/* a fresh copy on fixtures_cold(), page cache dropped */
 };
 
 FIXTURE_VARIANT_ADD(exec, static) { .exe = "exec20.elf" };
 FIXTURE_VARIANT_ADD(exec, dynamic) { .exe = "dynamic.elf",
 				     .interp = "/lib64/ld-linux-x86-64.so.2" };
+FIXTURE_VARIANT_ADD(exec, far_note_cold) { .exe = "farnote.elf", .cold = true };
 
 FIXTURE_SETUP(exec)
 {
@@ -646,18 +661,27 @@ FIXTURE_SETUP(exec)
 
 FIXTURE_TEARDOWN(exec)
 {
+	unlink_copies();
 }
 
 TEST_F(exec, records_before_first_sample)
 {
-	struct exec_seen e = { .exe_at = -1, .interp_at = -1, .first_sample_at = -1 };
+	struct exec_seen e = {
+		.exe_at = -1, .answer_at = -1, .interp_at = -1, .first_sample_at = -1,
+	};
 	struct perf_event_attr attr;
 	struct fixture fx, ld;
 	int go, fd3, fds, status;
 	struct ring ring;
 	pid_t child;
 
-	ASSERT_EQ(0, fixture_get(variant->exe, &fx));
+	if (variant->cold) {
+		if (no_cold_fixtures())
+			SKIP(return, "%s", no_cold_fixtures());
+		ASSERT_EQ(0, fresh_copy(variant->exe, &fx));
+	} else {
+		ASSERT_EQ(0, fixture_get(variant->exe, &fx));
+	}
 	e.exe = fx.path;
 	if (variant->interp) {
 		ASSERT_EQ(0, fixture_get("ld-linux-x86-64.so.2", &ld));
@@ -673,21 +697,19 @@ TEST_F(exec, records_before_first_sample)
 	fd3 = open_child_event(_metadata, &attr, child);
 	if (fd3 < 0)
 		return;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
+	/* A sampling event into the same ring: the same clock. */
+	side_band_attr(&attr);
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.sample_period = 20000;	/* ns */
 	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
 	attr.disabled = 1;
 	attr.enable_on_exec = 1;
 	fds = sys_perf_event_open(&attr, child, -1, -1, 0);
 	ASSERT_LE(0, fds);
 	ASSERT_EQ(0, ring_map(&ring, fd3, 64));
 	ASSERT_EQ(0, ioctl(fds, PERF_EVENT_IOC_SET_OUTPUT, fd3));
+	if (variant->cold)
+		ASSERT_EQ(0, drop_page_cache());
 
 	ASSERT_EQ(1, write(go, "x", 1));
 	close(go);
@@ -699,12 +721,17 @@ TEST_F(exec, records_before_first_sample)
 	close(fds);
 	ring_unmap(&ring);
 
-	TH_LOG("%d records: exe at %d, interpreter at %d, first sample at %d",
-	       e.n, e.exe_at, e.interp_at, e.first_sample_at);
+	TH_LOG("%d records: exe at %d (its answer at %d), interpreter at %d, first sample at %d",
+	       e.n, e.exe_at, e.answer_at, e.interp_at, e.first_sample_at);
 	ASSERT_LT(0, e.exe_at);
 	check_build_id(_metadata, &e.exe_rec, &fx);
 	ASSERT_LT(0, e.first_sample_at) TH_LOG("no user sample: the program ran too briefly");
 	ASSERT_LT(e.exe_at, e.first_sample_at);
+	if (variant->cold) {
+		check_pending(_metadata, &e.exe_rec, true, true);
+		ASSERT_LT(e.exe_at, e.answer_at);
+		ASSERT_LT(e.answer_at, e.first_sample_at);
+	}
 	if (variant->interp) {
 		ASSERT_LT(0, e.interp_at);
 		check_build_id(_metadata, &e.interp_rec, &ld);
@@ -762,17 +789,17 @@ FIXTURE_TEARDOWN(concurrency) {}
 TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 {
 	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), i, fd;
+	static struct ring_set rings;
 	struct count c = { 0 };
-	struct ring ring[64];
 	pthread_t t[THREADS];
-	__u64 lost = 0;
 	struct fixture fx;
+	__u64 lost;
 	void *ret;
 
 	ASSERT_EQ(0, fixture_get("bid16.elf", &fx));
 	c.path = fx.path;
 	concurrent_path = fx.path;
-	ASSERT_GE(64, ncpus);
+	ASSERT_GE(RING_SET_MAX, ncpus);
 	/*
 	 * Inherited events cannot share one per-task ring: one event per CPU,
 	 * as perf record does. 8000 records of about 140 bytes: 2 MiB per
@@ -787,7 +814,8 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 		fd = open_event(_metadata, &attr, 0, i);
 		if (fd < 0)
 			return;
-		ASSERT_EQ(0, ring_map(&ring[i], fd, 512)) TH_LOG("ring: %s", strerror(errno));
+		ASSERT_EQ(0, ring_map(&rings.ring[i], fd, 512)) TH_LOG("ring: %s", strerror(errno));
+		rings.n++;
 	}
 	for (i = 0; i < THREADS; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, mapper, NULL));
@@ -795,11 +823,9 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
 		ASSERT_EQ(0, pthread_join(t[i], &ret));
 		ASSERT_EQ(NULL, ret);
 	}
-	for (i = 0; i < ncpus; i++) {
-		ring_drain(&ring[i], count_collect, &c);
-		lost += ring[i].lost;
-		ring_unmap(&ring[i]);
-	}
+	rings_flush(&rings, count_collect, &c);
+	lost = rings_lost(&rings);
+	rings_unmap(&rings);
 	TH_LOG("%d records for %d mappings, %d without build-id, %llu lost",
 	       c.records, THREADS * MAPS, c.bad, (unsigned long long)lost);
 	ASSERT_EQ(0, lost);
@@ -817,12 +843,16 @@ TEST_F_TIMEOUT(concurrency, concurrent_mappers, 600)
  */
 #define MAX_KINDS	16
 
+/* How a kind's record gets its answer (check_pending()), on its first mapping. */
+enum answered { WARM, COLD, NOT_READ };
+
 struct kind {
 	const char *what;
 	int fd;			/* -1: anonymous */
 	int flags;		/* MAP_PRIVATE or MAP_SHARED (| MAP_ANONYMOUS) */
 	int prot;		/* added to PROT_READ (| PROT_EXEC) */
 	int status;
+	enum answered answered;	/* NOT_READ: no file to read, never PENDING */
 	bool data_only;
 	struct fixture fx;	/* the build-id, for FOUND */
 };
@@ -869,6 +899,7 @@ static struct kind *add_kind(struct __test_metadata *_metadata,
 	memset(k, 0, sizeof(*k));
 	k->what = what;
 	k->status = status;
+	k->answered = status == 2 || status == 7 ? NOT_READ : WARM;
 	k->flags = MAP_PRIVATE;
 	k->fd = -1;
 	if (name)
@@ -957,11 +988,13 @@ TEST_F(kinds, one_record_each_never_unknown)
 	/* Files read from the disk (the page cache dropped): deferred reads. */
 	if (!no_cold_fixtures()) {
 		k = add_kind(_metadata, &self->kinds, "ELF read from the disk", NULL, NULL, 1);
+		k->answered = COLD;
 		ASSERT_EQ(0, fresh_copy("exec20.elf", &k->fx));
 		k->fd = open(k->fx.path, O_RDONLY);
 		ASSERT_LE(0, k->fd);
 		k = add_kind(_metadata, &self->kinds, "malformed ELF read from the disk",
 			     NULL, NULL, 5);
+		k->answered = COLD;
 		ASSERT_EQ(0, fresh_copy("bad-phoff.elf", &k->fx));
 		k->fd = open(k->fx.path, O_RDONLY);
 		ASSERT_LE(0, k->fd);
@@ -974,7 +1007,8 @@ TEST_F(kinds, one_record_each_never_unknown)
 			TH_LOG("%s", strerror(errno));
 		self->disk_up = true;
 		snprintf(tmp, sizeof(tmp), "%s/nobid.elf", self->disk.mnt);
-		add_kind(_metadata, &self->kinds, "file whose reads fail", NULL, tmp, 6);
+		add_kind(_metadata, &self->kinds, "file whose reads fail", NULL, tmp, 6)->answered =
+			COLD;
 	} else {
 		TH_LOG("not covered: a file whose reads fail (%s)",
 		       need_root() ?: dm_disk_missing());
@@ -1005,6 +1039,13 @@ TEST_F(kinds, one_record_each_never_unknown)
 			ASSERT_EQ(!p, !!(s.r3->header.misc & PERF_RECORD_MISC_MMAP_DATA));
 			ASSERT_EQ(s.r2->header.misc, s.r3->header.misc);
 			check_layout(_metadata, s.r3);
+			/* The first mapping: the second finds what the first read. */
+			if (k->answered == COLD && p == 1)
+				check_pending(_metadata, s.r3, true, true);
+			if (k->answered == WARM && p == 1)
+				check_pending(_metadata, s.r3, false, false);
+			if (k->answered == NOT_READ)
+				ASSERT_FALSE(mmap3_was_pending(s.r3));
 			if (k->status == 1) {
 				snprintf(k->fx.path, sizeof(k->fx.path), "%s", s.r3->filename);
 				check_build_id(_metadata, s.r3, &k->fx);
@@ -1104,6 +1145,14 @@ TEST_F(mmap_data, each_event_gets_what_it_asked_for)
 	       fx.path, variant->source, with[0].n3, with[1].n3, without[0].n3, without[1].n3);
 
 	ASSERT_EQ(0, without[0].n3) TH_LOG("a data mapping reached an event without mmap_data");
+	/*
+	 * The first mapping, the data one: PENDING from the disk, at once
+	 * from the page cache; from the module's cache at once, but that is
+	 * its policy (without it, the page cache was dropped: PENDING).
+	 */
+	ASSERT_EQ(1, with[0].n3);
+	check_pending(_metadata, with[0].r3, strcmp(variant->source, "page cache"),
+		      !strcmp(variant->source, "disk"));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(1, with[i].n3);
 		ASSERT_EQ(!i, !!(with[i].r3->header.misc & PERF_RECORD_MISC_MMAP_DATA));
@@ -1176,6 +1225,7 @@ TEST(data_mapping_without_mmap_data)
 	ASSERT_LT(work1, work2);
 	ASSERT_FALSE(s.r3->header.misc & PERF_RECORD_MISC_MMAP_DATA);
 	check_build_id(_metadata, s.r3, &fx);
+	check_pending(_metadata, s.r3, true, true);
 	seen_free(&s);
 	ring_unmap(&ring);
 }

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stress tests of the mmap3 module, with exact accounting: each worker
+ * Stress tests of PERF_RECORD_MMAP3, with exact accounting: each worker
  * thread maps at addresses of its own (a region per thread, each mapping at
  * a new address, MAP_FIXED_NOREPLACE), so (pid, tid, addr, len) names one
  * mapping, and logs every mapping it made in shared memory. Per-CPU
- * system-wide mmap3 events, drained by a reader thread, collect the
- * records; the test then pairs records and mappings. A mapping without its
- * record, a record matched twice, a record in a worker's region that no
- * worker made, a field that differs from the mapping's, and any
- * PERF_RECORD_LOST fail the test.
+ * system-wide mmap3 events, read as one stream (struct ring_set: a task
+ * answers a PENDING record on the CPU it then runs on) by a reader thread,
+ * collect the records, each PENDING one resolved by its answer; the test
+ * then pairs records and mappings. A mapping without its record, a record
+ * matched twice, a record in a worker's region that no worker made, a
+ * field that differs from the mapping's, a PENDING record without its
+ * answer, an answer in a worker's region without its PENDING record or
+ * given twice, and any PERF_RECORD_LOST fail the test.
  *
  * stress.accounting runs for $MMAP3_STRESS_SECONDS (default 20): processes
  * and threads map files (the fixtures, warm on the initramfs and cold on
@@ -34,17 +37,17 @@
  * $MMAP3_STRESS_SECONDS: the run goes on for up to as long again while
  * they have not.
  *
- * unload.rmmod_races_last_close runs $MMAP3_UNLOAD_CYCLES cycles (default
+ * unload.rmmod_under_traffic runs $MMAP3_UNLOAD_CYCLES cycles (default
  * 20; the project's 4-CPU guest run passes 200 on the debug kernel) of:
- * load the module (every other cycle with cache_entries=0, so that every
- * mapping is read), open per-CPU events, threads map files from a
- * device-mapper delay target with their pages dropped (deferred reads are
- * slow, and pending), then close the events, the last one while another
- * thread calls delete_module() in a loop. delete_module() must fail while
- * an event is open and succeed soon after the last close; every mapping
- * made while the events were open has its record; the module's reference
- * count stays within what the events and the pending reads hold. The
- * runner fails on any kernel splat.
+ * open per-CPU events; threads map files from a device-mapper delay target,
+ * most with their pages dropped (their reads on the way back to user space
+ * are slow, and pending), with the kernel's built-in lookup, then the
+ * module loaded (every other cycle with cache_entries=0, so that every
+ * mapping is read), then unloaded, with the events open and reads in
+ * flight; the workers stop, the events are read and closed. No event pins
+ * the module: delete_module() succeeds at once. Every mapping has exactly
+ * one record, every PENDING record one answer, whichever provider looked
+ * it up and whichever read it. The runner fails on any kernel splat.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -87,14 +90,6 @@
 #define MAX_WORKERS	64
 #define STRIDE		(64 * 1024ULL)
 #define REGION_END	(REGION_BASE + MAX_WORKERS * REGION_SIZE)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static pid_t gettid_(void)
 {
@@ -171,7 +166,10 @@ static void allow_id(struct sfile *f, const struct fixture *fx)
 	}
 }
 
-/* A fixture that is not rewritten: MANIFEST's status, or IO_ERROR (no memory). */
+/*
+ * A fixture that is not rewritten: MANIFEST's status, or without memory
+ * SKIPPED (for the PENDING mapping) or IO_ERROR (for the read).
+ */
 static int add_fixture(const char *dir, const char *name)
 {
 	struct fixture fx;
@@ -181,7 +179,7 @@ static int add_fixture(const char *dir, const char *name)
 		return -1;
 	f = add_file(K_FILE, fx.path, true);
 	allow_id(f, &fx);
-	f->allowed |= BIT(IO_ERROR);
+	f->allowed |= BIT(IO_ERROR) | BIT(SKIPPED);
 	return 0;
 }
 
@@ -323,7 +321,7 @@ struct mapping {
 
 #define NO_MAPPING	0xffff
 
-/* One MMAP3 record in a worker region, as collected. */
+/* One MMAP3 record in a worker region, as collected (resolved). */
 struct rec {
 	uint32_t pid, tid;
 	uint64_t addr, len, pgoff;
@@ -340,7 +338,7 @@ static bool layout_ok(const struct mmap3_record *r)
 	size_t room = r->header.size > sizeof(*r) ? r->header.size - sizeof(*r) : 0;
 	size_t i;
 
-	if (r->header.size % 8 || !room || r->reserved ||
+	if (r->header.size % 8 || !room || (r->reserved && !mmap3_was_pending(r)) ||
 	    r->build_id_size > BUILD_ID_SIZE_MAX || strnlen(r->filename, room) == room)
 		return false;
 	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
@@ -357,8 +355,7 @@ struct exec_rec {
 };
 
 struct collector {
-	int nrings;
-	struct ring ring[MAX_CPUS];
+	struct ring_set rings;	/* CPU-wide, one per CPU */
 	int stop;		/* load_acquire(), store_release() */
 	struct rec *recs;
 	size_t nrecs, cap;
@@ -366,20 +363,31 @@ struct collector {
 	size_t nexecs, exec_cap;
 	const char *exec_path;
 	uint64_t records, lost;
+	/* In the worker regions: answers, and records resolved by one. */
+	uint64_t answers, resolved;
+	struct mmap3_reader read;	/* the counters of rings.rd, once closed */
 	bool oom;
 };
+
+static bool in_regions(uint64_t addr)
+{
+	return addr >= REGION_BASE && addr < REGION_END;
+}
 
 static void collect(const struct perf_event_header *h, void *ctx)
 {
 	const struct mmap3_record *r = (const void *)h;
 	struct collector *c = ctx;
 
+	if (h->type == PERF_RECORD_MMAP3_BUILD_ID)
+		c->answers += in_regions(((const struct mmap3_answer *)h)->addr);
 	if (h->type != PERF_RECORD_MMAP3)
 		return;
 	c->records++;
-	if (r->addr >= REGION_BASE && r->addr < REGION_END) {
+	if (in_regions(r->addr)) {
 		struct rec *x;
 
+		c->resolved += mmap3_was_pending(r);
 		if (c->nrecs == c->cap) {
 			size_t cap = c->cap ? 2 * c->cap : 65536;
 			struct rec *p = realloc(c->recs, cap * sizeof(*p));
@@ -427,20 +435,12 @@ static void collect(const struct perf_event_header *h, void *ctx)
 	}
 }
 
-static void collector_drain(struct collector *c)
-{
-	int i;
-
-	for (i = 0; i < c->nrings; i++)
-		ring_drain(&c->ring[i], collect, c);
-}
-
 static void *reader(void *arg)
 {
 	struct collector *c = arg;
 
 	while (!load_acquire(&c->stop)) {
-		collector_drain(c);
+		rings_drain(&c->rings, collect, c);
 		usleep(1000);
 	}
 	return NULL;
@@ -451,6 +451,7 @@ static int open_events(struct collector *c, int ncpus, size_t pages)
 {
 	int i;
 
+	c->rings.rd.cpu_wide = true;
 	for (i = 0; i < ncpus; i++) {
 		struct perf_event_attr attr;
 		int fd;
@@ -461,31 +462,46 @@ static int open_events(struct collector *c, int ncpus, size_t pages)
 		fd = sys_perf_event_open(&attr, -1, i, -1, 0);
 		if (fd < 0)
 			return -1;
-		if (ring_map(&c->ring[i], fd, pages)) {
+		if (ring_map(&c->rings.ring[i], fd, pages)) {
 			close(fd);
 			return -1;
 		}
-		c->nrings = i + 1;
+		c->rings.n = i + 1;
 	}
 	return 0;
 }
 
+/* Reads the last records, and closes the events. */
 static void close_events(struct collector *c)
 {
-	int i;
+	rings_flush(&c->rings, collect, c);
+	c->lost += rings_lost(&c->rings);
+	c->read = c->rings.rd;
+	rings_unmap(&c->rings);
+}
 
-	for (i = 0; i < c->nrings; i++) {
-		ring_drain(&c->ring[i], collect, c);
-		c->lost += c->ring[i].lost;
-		ring_unmap(&c->ring[i]);
-	}
-	c->nrings = 0;
+/*
+ * The pairing of the records in the worker regions: each PENDING one
+ * answered, no answer without its PENDING record or given twice. The
+ * events are CPU-wide on every CPU: a task answers on the CPU it then
+ * runs on, which has one of them, so none is missed.
+ */
+static void check_answers(struct __test_metadata *_metadata, const struct collector *c)
+{
+	TH_LOG("%llu PENDING records read, %llu answered, %llu without an answer, %llu answers without their record",
+	       (unsigned long long)c->read.pending, (unsigned long long)c->read.answered,
+	       (unsigned long long)c->read.unanswered, (unsigned long long)c->read.orphans);
+	TH_LOG("in the worker regions: %llu records resolved by an answer, %llu answers",
+	       (unsigned long long)c->resolved, (unsigned long long)c->answers);
+	EXPECT_EQ(c->answers, c->resolved)
+		TH_LOG("answers in the worker regions without their PENDING record, or given twice");
 }
 
 /* The outcome of pairing mappings with records. */
 struct tally {
 	uint64_t mappings, required, matched;
 	uint64_t missing, duplicate, unexpected, wrong_field, wrong_status, wrong_id;
+	uint64_t unanswered;		/* PENDING records without their answer */
 	uint64_t settled, stale;	/* of rewritten files, between two rewrites */
 	uint64_t by_status[MAX_FILES][STATUSES];
 	uint64_t by_id[MAX_FILES][MAX_IDS];
@@ -647,6 +663,14 @@ static void check_fields(struct __test_metadata *_metadata, struct tally *t,
 		}
 	}
 
+	if (r->status == PERF_MMAP3_BUILD_ID_PENDING) {
+		t->unanswered++;
+		if (t->unanswered <= REPORT_EACH) {
+			describe(what, sizeof(what), r);
+			TH_LOG("no answer: %s, for %s", what, f->path);
+		}
+		return;
+	}
 	if (r->status >= STATUSES || !(f->allowed & BIT(r->status)) ||
 	    (r->status == FOUND ? !r->size : r->size) || r->size > BUILD_ID_SIZE_MAX) {
 		t->wrong_status++;
@@ -767,9 +791,10 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 	TH_LOG("%llu missing, %llu duplicated, %llu of no mapping,",
 	       (unsigned long long)t->missing, (unsigned long long)t->duplicate,
 	       (unsigned long long)t->unexpected);
-	TH_LOG("%llu with a wrong field, %llu with a wrong status, %llu with a wrong build-id",
+	TH_LOG("%llu with a wrong field, %llu with a wrong status, %llu with a wrong build-id,",
 	       (unsigned long long)t->wrong_field, (unsigned long long)t->wrong_status,
 	       (unsigned long long)t->wrong_id);
+	TH_LOG("%llu PENDING without their answer", (unsigned long long)t->unanswered);
 	if (t->settled) {
 		TH_LOG("%llu mappings of rewritten files between two rewrites,",
 		       (unsigned long long)t->settled);
@@ -800,7 +825,7 @@ static void print_tally(struct __test_metadata *_metadata, const struct tally *t
 static bool tally_clean(const struct tally *t)
 {
 	return !t->missing && !t->duplicate && !t->unexpected && !t->wrong_field &&
-	       !t->wrong_status && !t->wrong_id && !t->stale;
+	       !t->wrong_status && !t->wrong_id && !t->stale && !t->unanswered;
 }
 
 static void expect_clean(struct __test_metadata *_metadata, const struct tally *t)
@@ -811,6 +836,7 @@ static void expect_clean(struct __test_metadata *_metadata, const struct tally *
 	EXPECT_EQ(0, t->wrong_field) TH_LOG("records with a field unlike the mapping's");
 	EXPECT_EQ(0, t->wrong_status) TH_LOG("records with a status the file cannot have");
 	EXPECT_EQ(0, t->wrong_id) TH_LOG("build-ids the file never had");
+	EXPECT_EQ(0, t->unanswered) TH_LOG("PENDING records without their answer");
 	EXPECT_EQ(0, t->stale) TH_LOG("answers of another version of the file than the one mapped");
 }
 
@@ -1463,11 +1489,7 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	}
 	ASSERT_LE(0, deleted);
 
-	if (open_events(&c, ncpus, RING_PAGES)) {
-		if (errno == EOPNOTSUPP)
-			SKIP(return, "no MMAP3 provider (EOPNOTSUPP)");
-		ASSERT_EQ(0, errno) TH_LOG("mmap3 events: %s", strerror(errno));
-	}
+	ASSERT_EQ(0, open_events(&c, ncpus, RING_PAGES)) TH_LOG("mmap3 events: %s", strerror(errno));
 	c.exec_path = exec_path;
 	ASSERT_NE(NULL, floor) TH_LOG("MMAP3_KERNEL=%s: no floors for that kernel",
 				      getenv("MMAP3_KERNEL"));
@@ -1518,7 +1540,10 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 			TH_LOG("worker %d: status %#x", i, status);
 	}
-	/* Every record is written before its mapping task returns: all are in. */
+	/*
+	 * Every record, and every answer, is written before its mapping task
+	 * returns to user space or exits: all are in.
+	 */
 	store_release(&c.stop, 1);
 	pthread_join(rd, NULL);
 	close_events(&c);
@@ -1562,9 +1587,11 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 	TH_LOG("%llu of execs of %s (%llu IO_ERROR)", (unsigned long long)c.nexecs, exec_path,
 	       (unsigned long long)exec_io_errors);
 	print_tally(_metadata, &t);
+	check_answers(_metadata, &c);
 
 	EXPECT_EQ(0, c.lost) TH_LOG("PERF_RECORD_LOST: the rings were too small");
 	expect_clean(_metadata, &t);
+	EXPECT_LT(0, c.resolved) TH_LOG("no record of the workers was PENDING: nothing was cold");
 	EXPECT_EQ(0, bad_execs);
 	EXPECT_EQ(0, sh->failed) TH_LOG("mappings that could not be made");
 	EXPECT_EQ(0, sh->exec_failed) TH_LOG("execs of %s failed", exec_path);
@@ -1589,11 +1616,11 @@ TEST_F_TIMEOUT(stress, accounting, 3600)
 }
 
 /*
- * unload.rmmod_races_last_close
+ * unload.rmmod_under_traffic
  */
 #define UNLOAD_RING_PAGES	256
 #define UNLOAD_LOG_MAX		BIT(18)
-#define UNLOAD_RUN_MS		60
+#define UNLOAD_PHASE_MS		30	/* built-in, module, built-in again */
 #define DELAY_MS		10
 
 static const char *module_path(void)
@@ -1613,6 +1640,11 @@ static int load_module(const char *params)
 	return ret;
 }
 
+static int unload_module(void)
+{
+	return syscall(__NR_delete_module, "mmap3", O_NONBLOCK);
+}
+
 enum phase { PAUSE, RUN, QUIT };
 
 struct unload {
@@ -1621,10 +1653,6 @@ struct unload {
 	uint64_t nlog;
 	struct mapping *log;
 	uint64_t refused;
-	/* The rmmod thread. */
-	int rmmod_stop;		/* load_acquire(), store_release() */
-	uint64_t rmmod_tries, rmmod_ok_at, rmmod_other_errno;
-	int rmmod_errno;
 };
 
 static struct unload *u;
@@ -1670,33 +1698,25 @@ static void *unload_worker(void *arg)
 	return NULL;
 }
 
-static void *rmmod_loop(void *arg)
+/* Drains @c for @ms milliseconds. */
+static void drain_for(struct collector *c, int ms)
 {
-	while (!load_acquire(&u->rmmod_stop)) {
-		u->rmmod_tries++;
-		if (!syscall(__NR_delete_module, "mmap3", O_NONBLOCK)) {
-			u->rmmod_ok_at = now_ns();
-			break;
-		}
-		if (errno != EWOULDBLOCK) {
-			u->rmmod_other_errno++;
-			u->rmmod_errno = errno;
-		}
-		sched_yield();
-	}
-	return NULL;
+	uint64_t t0 = now_ns();
+
+	do {
+		rings_drain(&c->rings, collect, c);
+		usleep(2000);
+	} while (now_ns() - t0 < ms * 1000000ULL);
 }
 
-struct window {
-	uint64_t open, drain;
-};
-
-/* Made while every event was open, and returned before the rings were read. */
-static bool in_window(const struct mapping *m, void *arg)
+/* How many mappings of the log were in flight (in mmap(), or in its read) at @t. */
+static uint64_t in_flight_at(uint64_t t)
 {
-	const struct window *w = arg;
+	uint64_t i, n = u->nlog < UNLOAD_LOG_MAX ? u->nlog : UNLOAD_LOG_MAX, in = 0;
 
-	return m->t0 > w->open && m->t1 < w->drain;
+	for (i = 0; i < n; i++)
+		in += u->log[i].file != NO_MAPPING && u->log[i].t0 < t && u->log[i].t1 > t;
+	return in;
 }
 
 static struct dm_disk delay_disk;
@@ -1730,16 +1750,15 @@ FIXTURE_TEARDOWN(unload)
 	if (self->was_loaded && !mmap3_module_loaded())
 		load_module("");
 	if (!self->was_loaded && mmap3_module_loaded())
-		syscall(__NR_delete_module, "mmap3", O_NONBLOCK);
+		unload_module();
 }
 
-TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
+TEST_F_TIMEOUT(unload, rmmod_under_traffic, 3600)
 {
 	const char *kernel = getenv("MMAP3_KERNEL") ?: "test";
 	int cycles = atoi(getenv("MMAP3_UNLOAD_CYCLES") ?: "");
-	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), nworkers, i, cycle, fd;
-	uint64_t in_flight = 0, rmmod_tries = 0, lost = 0, slowest = 0, start = now_ns();
-	long refcnt_min = LONG_MAX, refcnt_max = LONG_MIN;
+	int ncpus = sysconf(_SC_NPROCESSORS_ONLN), nworkers, i, cycle;
+	uint64_t at_load = 0, at_unload = 0, lost = 0, start = now_ns();
 	static const char *const names[] = {
 		"bid20.elf", "bid16.elf", "nobid.elf", "notelf.txt", "exec20.elf",
 		"rewrite.elf", "rewrite.new", "latenote.elf", "dynamic.elf",
@@ -1747,6 +1766,7 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 		"ld-linux-x86-64.so.2", "busybox", "libc.so.6", "farnote.elf",
 	};
 	pthread_t workers[MAX_WORKERS];
+	static struct collector total;	/* the counters of every cycle's */
 	static struct tally t;
 
 	if (cycles <= 0)
@@ -1774,97 +1794,57 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 	store_release(&u->phase, PAUSE);
 
 	if (mmap3_module_loaded())
-		ASSERT_EQ(0, syscall(__NR_delete_module, "mmap3", O_NONBLOCK))
-			TH_LOG("rmmod mmap3 before the test: %s", strerror(errno));
+		ASSERT_EQ(0, unload_module()) TH_LOG("rmmod mmap3 before the test: %s",
+						     strerror(errno));
 	for (i = 0; i < nworkers; i++)
 		ASSERT_EQ(0, pthread_create(&workers[i], NULL, unload_worker,
 					    (void *)(uintptr_t)i));
 
 	for (cycle = 0; cycle < cycles; cycle++) {
 		static struct collector c;
-		pthread_t rm;
-		struct window w;
-		uint64_t t0, n;
-		long refcnt;
+		uint64_t t_load, t_unload;
 
 		while (__atomic_load_n(&u->paused, __ATOMIC_SEQ_CST) < nworkers)
 			usleep(500);
-		ASSERT_EQ(0, load_module(cycle % 2 ? "" : "cache_entries=0"))
-			TH_LOG("cycle %d: load: %s", cycle, strerror(errno));
 		memset(&c, 0, sizeof(c));
 		ASSERT_EQ(0, open_events(&c, ncpus, UNLOAD_RING_PAGES))
 			TH_LOG("cycle %d: events: %s", cycle, strerror(errno));
 		u->nlog = 0;
-		w.open = now_ns();
 		store_release(&u->phase, RUN);
 
-		/* The events, and at most one deferred read per worker, pin the module. */
-		t0 = now_ns();
-		do {
-			refcnt = mmap3_refcnt();
-			if (refcnt < refcnt_min)
-				refcnt_min = refcnt;
-			if (refcnt > refcnt_max)
-				refcnt_max = refcnt;
-			ASSERT_LE(ncpus, refcnt) TH_LOG("cycle %d: refcnt %ld", cycle, refcnt);
-			ASSERT_GE(ncpus + nworkers, refcnt)
-				TH_LOG("cycle %d: refcnt %ld", cycle, refcnt);
-			collector_drain(&c);
-			usleep(2000);
-		} while (now_ns() - t0 < UNLOAD_RUN_MS * 1000000ULL);
-
-		/* delete_module() in a loop, racing the closes and the reads. */
-		store_release(&u->rmmod_stop, 0);
-		u->rmmod_ok_at = 0;
-		u->rmmod_tries = 0;
-		ASSERT_EQ(0, pthread_create(&rm, NULL, rmmod_loop, NULL));
-		w.drain = now_ns();
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		for (i = 0; i < c.nrings; i++) {
-			ring_drain(&c.ring[i], collect, &c);
-			lost += c.ring[i].lost;
-			if (i == c.nrings - 1)
-				t0 = now_ns();	/* the last close begins */
-			ring_unmap(&c.ring[i]);
-			if (i < c.nrings - 1)
-				EXPECT_TRUE(mmap3_module_loaded());
-		}
-		c.nrings = 0;
-		/* Until every pending read is done, then the module goes. */
-		while (!u->rmmod_ok_at && now_ns() - t0 < 60 * 1000000000ULL)
-			usleep(1000);
-		store_release(&u->rmmod_stop, 1);
-		pthread_join(rm, NULL);
-		rmmod_tries += u->rmmod_tries;
-		ASSERT_NE(0, u->rmmod_ok_at)
-			TH_LOG("cycle %d: rmmod still fails 60 s after the last close: refcnt %ld",
-			       cycle, mmap3_refcnt());
-		ASSERT_LT(t0, u->rmmod_ok_at) TH_LOG("cycle %d: unloaded before the last close",
-						     cycle);
-		if (u->rmmod_ok_at - t0 > slowest)
-			slowest = u->rmmod_ok_at - t0;
-		ASSERT_EQ(0, u->rmmod_other_errno)
-			TH_LOG("cycle %d: delete_module(): %s", cycle, strerror(u->rmmod_errno));
+		/* The built-in lookup, the module, the built-in lookup again. */
+		drain_for(&c, UNLOAD_PHASE_MS);
+		t_load = now_ns();
+		ASSERT_EQ(0, load_module(cycle % 2 ? "" : "cache_entries=0"))
+			TH_LOG("cycle %d: load: %s", cycle, strerror(errno));
+		drain_for(&c, UNLOAD_PHASE_MS);
+		t_unload = now_ns();
+		ASSERT_EQ(0, unload_module())
+			TH_LOG("cycle %d: rmmod with events open: %s", cycle, strerror(errno));
 		ASSERT_FALSE(mmap3_module_loaded());
+		drain_for(&c, UNLOAD_PHASE_MS);
 
+		/* Every mapping made, and answered, before the events are read. */
 		store_release(&u->phase, PAUSE);
 		while (__atomic_load_n(&u->paused, __ATOMIC_SEQ_CST) < nworkers)
 			usleep(500);
-		/* The kernel's built-in provider, once the module is gone. */
-		fd = mmap3_open(0, 0);
-		ASSERT_LE(0, fd) TH_LOG("cycle %d: attr.mmap3 after rmmod: %s", cycle,
-					strerror(errno));
-		close(fd);
-
-		n = u->nlog < UNLOAD_LOG_MAX ? u->nlog : UNLOAD_LOG_MAX;
-		for (i = 0; i < (int)n; i++)
-			in_flight += u->log[i].file != NO_MAPPING &&
-				     u->log[i].t0 < w.drain && u->log[i].t1 > w.drain;
+		close_events(&c);
+		at_load += in_flight_at(t_load);
+		at_unload += in_flight_at(t_unload);
+		lost += c.lost;
+		total.answers += c.answers;
+		total.resolved += c.resolved;
+		total.read.pending += c.read.pending;
+		total.read.answered += c.read.answered;
+		total.read.unanswered += c.read.unanswered;
+		total.read.orphans += c.read.orphans;
 		ASSERT_FALSE(c.oom);
-		ASSERT_EQ(0, match(_metadata, &t, u->log, n, c.recs, c.nrecs, in_window, &w));
+		ASSERT_EQ(0, match(_metadata, &t, u->log,
+				   u->nlog < UNLOAD_LOG_MAX ? u->nlog : UNLOAD_LOG_MAX,
+				   c.recs, c.nrecs, NULL, NULL));
 		free(c.recs);
 		free(c.execs);
-		if (!tally_clean(&t) || lost)
+		if (!tally_clean(&t) || lost || c.answers != c.resolved)
 			break;
 	}
 	store_release(&u->phase, QUIT);
@@ -1873,20 +1853,17 @@ TEST_F_TIMEOUT(unload, rmmod_races_last_close, 3600)
 
 	TH_LOG("%d cycles in %.1f s on %d CPUs (%s kernel), %d workers, reads delayed %d ms:",
 	       cycle, (now_ns() - start) / 1e9, ncpus, kernel, nworkers, DELAY_MS);
-	TH_LOG("%llu mappings in flight when the rings were read, %llu delete_module() calls,",
-	       (unsigned long long)in_flight, (unsigned long long)rmmod_tries);
-	TH_LOG("unloaded at most %.1f ms after the last close began;", slowest / 1e6);
-	TH_LOG("refcnt with the events open: %ld..%ld; %llu refused; %llu lost",
-	       refcnt_min, refcnt_max, (unsigned long long)u->refused, (unsigned long long)lost);
+	TH_LOG("mappings in flight at insmod: %llu, at rmmod: %llu; %llu refused; %llu lost",
+	       (unsigned long long)at_load, (unsigned long long)at_unload,
+	       (unsigned long long)u->refused, (unsigned long long)lost);
 	print_tally(_metadata, &t);
+	check_answers(_metadata, &total);
 	EXPECT_EQ(0, lost);
 	expect_clean(_metadata, &t);
 	EXPECT_EQ(0, u->refused);
-	EXPECT_LT(0, in_flight) TH_LOG("no mapping was in flight at the close: no race");
+	EXPECT_LT(0, at_unload) TH_LOG("no mapping was in flight at rmmod: no race");
+	EXPECT_LT(0, total.resolved) TH_LOG("no record was PENDING: no read on the way back");
 	EXPECT_EQ(cycles, cycle);
-	/* Loaded again, with nothing open: no reference left behind. */
-	ASSERT_EQ(0, load_module(""));
-	EXPECT_EQ(0, mmap3_refcnt());
 }
 
 TEST_HARNESS_MAIN

@@ -69,13 +69,51 @@ struct mmap3_record {
 	__u32 prot, flags;
 	__u8 build_id_size;
 	__u8 build_id_status;
-	__u16 reserved;
+	__u16 reserved;		/* zero; the reader's MMAP3_RESOLVED once answered */
 	__u8 build_id[BUILD_ID_SIZE_MAX];
 	char filename[];
 };
 
 static_assert(sizeof(struct mmap3_record) == 96,
 	      "the uapi: 96 bytes before the file name, a multiple of 8");
+
+/* PERF_RECORD_MMAP3_BUILD_ID, the answer of a PENDING MMAP3 record, up to sample_id. */
+struct mmap3_answer {
+	struct perf_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u8 build_id_size;
+	__u8 build_id_status;
+	__u16 reserved;
+	__u8 build_id[BUILD_ID_SIZE_MAX];
+};
+
+static_assert(sizeof(struct mmap3_answer) == 88, "the uapi: 88 bytes before sample_id");
+
+/* The status names of enum perf_mmap3_build_id_status, indexed by value. */
+static const char *const mmap3_status_names[] = {
+	"UNKNOWN", "FOUND", "NO_FILE", "NOT_ELF", "NO_BUILD_ID", "MALFORMED",
+	"IO_ERROR", "SKIPPED", "PENDING",
+};
+
+/* The name of status @status, "?" for a value the uapi does not define. */
+static inline const char *status_name(int status)
+{
+	return status >= 0 && status < (int)ARRAY_SIZE(mmap3_status_names) ?
+	       mmap3_status_names[status] : "?";
+}
+
+static inline int mmap3_status(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mmap3_status_names); i++)
+		if (!strcmp(name, mmap3_status_names[i]))
+			return i;
+	return -1;
+}
 
 /* PERF_RECORD_MMAP2 up to the file name. */
 struct mmap2_record {
@@ -104,7 +142,11 @@ static inline int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
 	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-/* A software dummy event on the calling task: side-band records only. */
+/*
+ * A software dummy event on the calling task: side-band records only. Their
+ * time is CLOCK_MONOTONIC's, one clock for all CPUs, by which the records
+ * of per-CPU rings are put in order (rings_drain()).
+ */
 static inline void side_band_attr(struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -113,8 +155,337 @@ static inline void side_band_attr(struct perf_event_attr *attr)
 	attr->config = PERF_COUNT_SW_DUMMY;
 	attr->sample_id_all = 1;
 	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
+}
+
+/* CLOCK_MONOTONIC, in ns: the clock of side_band_attr()'s records. */
+static inline __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The time of a record of a side_band_attr() event: the last field of its sample_id. */
+static inline __u64 record_time(const struct perf_event_header *h)
+{
+	__u64 time;
+
+	memcpy(&time, (const char *)h + h->size - sizeof(time), sizeof(time));
+	return time;
+}
+
+/* The records read from a ring, each copied out, in ring order. */
+struct records {
+	struct perf_event_header **v;
+	int n, cap;
+};
+
+static inline void records_add(const struct perf_event_header *h, void *ctx)
+{
+	struct records *rs = ctx;
+	struct perf_event_header *copy;
+
+	if (rs->n == rs->cap) {
+		int cap = rs->cap ? 2 * rs->cap : 64;
+		void *v = realloc(rs->v, cap * sizeof(*rs->v));
+
+		if (!v)
+			abort();
+		rs->v = v;
+		rs->cap = cap;
+	}
+	copy = malloc(h->size);
+	if (!copy)
+		abort();
+	memcpy(copy, h, h->size);
+	rs->v[rs->n++] = copy;
+}
+
+static inline void records_free(struct records *rs)
+{
+	int i;
+
+	for (i = 0; i < rs->n; i++)
+		free(rs->v[i]);
+	free(rs->v);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/*
+ * What breaks the uapi's rules for the build-id fields of an MMAP3 or
+ * MMAP3_BUILD_ID record, or NULL: the status is one of the enum's, UNKNOWN
+ * (0) never, PENDING only in an MMAP3 record (@pending); build_id_size is
+ * at most 20, and non-zero exactly when the status is FOUND; the build-id
+ * bytes past it and __reserved are zero.
+ */
+static inline const char *build_id_error(__u8 size, __u8 status, __u16 reserved,
+					 const __u8 *id, bool pending)
+{
+	int i;
+
+	if (status == PERF_MMAP3_BUILD_ID_UNKNOWN)
+		return "status UNKNOWN (0), which is never emitted";
+	if (status > PERF_MMAP3_BUILD_ID_PENDING)
+		return "status not in enum perf_mmap3_build_id_status";
+	if (status == PERF_MMAP3_BUILD_ID_PENDING && !pending)
+		return "status PENDING in an answer, whose status is final";
+	if (size > BUILD_ID_SIZE_MAX)
+		return "build_id_size over 20";
+	if (status == PERF_MMAP3_BUILD_ID_FOUND && !size)
+		return "status FOUND without a build-id";
+	if (status != PERF_MMAP3_BUILD_ID_FOUND && size)
+		return "a build-id with a status other than FOUND";
+	if (reserved)
+		return "__reserved is not zero";
+	for (i = size; i < BUILD_ID_SIZE_MAX; i++)
+		if (id[i])
+			return "build-id bytes past build_id_size are not zero";
+	return NULL;
+}
+
+/*
+ * Every MMAP3 and MMAP3_BUILD_ID record a test reads passes here
+ * (ring_drain()): a record that breaks a rule of build_id_error(), or whose
+ * size is not a multiple of 8 with room for what follows the fields (an
+ * MMAP3 record's file name), ends the test at once (SIGABRT, a failure),
+ * with the record on stderr, whatever the test was looking for.
+ */
+static inline void mmap3_record_check(const struct perf_event_header *h)
+{
+	const struct mmap3_answer *a = (const void *)h;
+	const struct mmap3_record *r = (const void *)h;
+	bool answer = h->type == PERF_RECORD_MMAP3_BUILD_ID;
+	const char *err;
+
+	if (h->size % 8 || h->size < (answer ? sizeof(*a) : sizeof(*r) + 8))
+		err = "size not a multiple of 8, or too small for the record";
+	else if (answer)
+		err = build_id_error(a->build_id_size, a->build_id_status, a->reserved,
+				     a->build_id, false);
+	else
+		err = build_id_error(r->build_id_size, r->build_id_status, r->reserved,
+				     r->build_id, true);
+	if (!err)
+		return;
+	fprintf(stderr,
+		"# %s record against the uapi: %s: pid %u tid %u addr %#llx status %u build_id_size %u size %u%s%.*s\n",
+		answer ? "MMAP3_BUILD_ID" : "MMAP3", err, r->pid, r->tid,
+		(unsigned long long)r->addr, answer ? a->build_id_status : r->build_id_status,
+		answer ? a->build_id_size : r->build_id_size, h->size, answer ? "" : " file ",
+		!answer && h->size > sizeof(*r) ? (int)(h->size - sizeof(*r)) : 0, r->filename);
+	abort();
+}
+
+/*
+ * The reader of every ring (ring_drain(), rings_drain()). A PENDING MMAP3
+ * record is held back, with every record after it, until its
+ * PERF_RECORD_MMAP3_BUILD_ID comes: then the tests get the MMAP3 record in
+ * its place, resolved (the answer's status and build-id, and
+ * mmap3_was_pending() true), the records after it, and the answer in its
+ * own place. The uapi's pairing rules are checked on the way: each PENDING
+ * record gets exactly one answer, from its tid, naming the same mapping
+ * (pid, addr, len, pgoff, maj, min, ino, ino_generation, misc), the
+ * answers of one tid in the order of its PENDING records. A stream of
+ * CPU-wide events (@cpu_wide) may miss an answer (its task answered on
+ * another CPU: the record is given PENDING at the end of the stream,
+ * counted in @unanswered) or have an answer without its MMAP3 record (given
+ * too, counted in @orphans; after a PERF_RECORD_LOST, any stream may);
+ * anything else against these rules ends the test at once (SIGABRT), the
+ * records on stderr.
+ */
+struct mmap3_held {
+	struct perf_event_header *h;	/* a copy */
+	bool waiting;			/* a PENDING MMAP3 record without its answer */
+};
+
+struct mmap3_reader {
+	bool cpu_wide;
+	bool lost;
+	struct mmap3_held *held;
+	int head, n, cap;
+	__u64 pending;		/* PENDING MMAP3 records read */
+	__u64 answered;		/* of those, answered */
+	__u64 unanswered;	/* of those, given without an answer */
+	__u64 orphans;		/* answers without their MMAP3 record */
+};
+
+/* In the records the tests get: the kernel's record said PENDING, this is its answer. */
+#define MMAP3_RESOLVED	0x8000
+
+static inline bool mmap3_was_pending(const struct mmap3_record *r)
+{
+	return r->reserved == MMAP3_RESOLVED;
+}
+
+/*
+ * Prints the mapping @h names, an MMAP3 or MMAP3_BUILD_ID record: the
+ * fields they share are at the same offsets.
+ */
+static inline void mmap3_print(const struct perf_event_header *h)
+{
+	const struct mmap3_answer *a = (const void *)h;
+	bool answer = h->type == PERF_RECORD_MMAP3_BUILD_ID;
+
+	fprintf(stderr,
+		"#   %s: pid %u tid %u addr %#llx len %#llx pgoff %#llx dev %u:%u ino %llu gen %llu misc %#x %s\n",
+		answer ? "MMAP3_BUILD_ID" : "MMAP3", a->pid, a->tid, (unsigned long long)a->addr,
+		(unsigned long long)a->len, (unsigned long long)a->pgoff, a->maj, a->min,
+		(unsigned long long)a->ino, (unsigned long long)a->ino_generation, h->misc,
+		answer ? status_name(a->build_id_status) :
+		((const struct mmap3_record *)h)->filename);
+}
+
+static inline void mmap3_pairing_fail(const char *why, const struct mmap3_answer *a,
+				       const struct perf_event_header *pending)
+{
+	fprintf(stderr, "# MMAP3 pairing against the uapi: %s\n", why);
+	if (a)
+		mmap3_print(&a->header);
+	if (pending)
+		mmap3_print(pending);
+	abort();
+}
+
+/* Whether @a answers the PENDING record @r: from its tid, of the same mapping. */
+static inline bool mmap3_answers(const struct mmap3_answer *a, const struct mmap3_record *r)
+{
+	return a->pid == r->pid && a->tid == r->tid && a->addr == r->addr && a->len == r->len &&
+	       a->pgoff == r->pgoff && a->maj == r->maj && a->min == r->min &&
+	       a->ino == r->ino && a->ino_generation == r->ino_generation &&
+	       a->header.misc == r->header.misc;
+}
+
+/* Resolves the held PENDING record @a answers, or counts an orphan answer. */
+static inline void mmap3_reader_answer(struct mmap3_reader *rd, const struct mmap3_answer *a)
+{
+	bool lenient = rd->cpu_wide || rd->lost;
+	int i, first = -1, match = -1;
+	struct mmap3_record *r;
+
+	for (i = rd->head; i < rd->n && match < 0; i++) {
+		r = (void *)rd->held[i].h;
+		if (!rd->held[i].waiting || r->tid != a->tid)
+			continue;
+		if (first < 0)
+			first = i;
+		if (mmap3_answers(a, r))
+			match = i;
+	}
+	if (match < 0) {
+		if (!lenient)
+			mmap3_pairing_fail(first < 0 ?
+					   "an answer, and no PENDING MMAP3 record of its tid before it" :
+					   "an answer naming another mapping than its tid's PENDING records",
+					   a, first < 0 ? NULL : rd->held[first].h);
+		rd->orphans++;
+		return;
+	}
+	if (match != first) {
+		if (!lenient)
+			mmap3_pairing_fail("an answer before the answer of its tid's first PENDING record",
+					   a, rd->held[first].h);
+		/* The tid answered those on another CPU. */
+		for (i = first; i < match; i++) {
+			r = (void *)rd->held[i].h;
+			if (rd->held[i].waiting && r->tid == a->tid) {
+				rd->held[i].waiting = false;
+				rd->unanswered++;
+			}
+		}
+	}
+	r = (void *)rd->held[match].h;
+	r->build_id_status = a->build_id_status;
+	r->build_id_size = a->build_id_size;
+	memcpy(r->build_id, a->build_id, BUILD_ID_SIZE_MAX);
+	r->reserved = MMAP3_RESOLVED;
+	rd->held[match].waiting = false;
+	rd->answered++;
+}
+
+/* Gives the held records up to the first one still waiting for its answer. */
+static inline void mmap3_reader_give(struct mmap3_reader *rd,
+				     void (*fn)(const struct perf_event_header *h, void *ctx),
+				     void *ctx)
+{
+	while (rd->head < rd->n && !rd->held[rd->head].waiting) {
+		if (fn)
+			fn(rd->held[rd->head].h, ctx);
+		free(rd->held[rd->head++].h);
+	}
+	if (rd->head == rd->n)
+		rd->head = rd->n = 0;
+}
+
+/* Reads one record @h: checks it, and gives it, or holds it back. */
+static inline void mmap3_reader_feed(struct mmap3_reader *rd, const struct perf_event_header *h,
+				     void (*fn)(const struct perf_event_header *h, void *ctx),
+				     void *ctx)
+{
+	bool waiting = false;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP3:
+		mmap3_record_check(h);
+		waiting = ((const struct mmap3_record *)h)->build_id_status ==
+			  PERF_MMAP3_BUILD_ID_PENDING;
+		rd->pending += waiting;
+		break;
+	case PERF_RECORD_MMAP3_BUILD_ID:
+		mmap3_record_check(h);
+		mmap3_reader_answer(rd, (const void *)h);
+		break;
+	case PERF_RECORD_LOST:
+		rd->lost = true;
+		break;
+	}
+	if (!waiting && rd->head == rd->n) {
+		if (fn)
+			fn(h, ctx);
+		return;
+	}
+	if (rd->n == rd->cap) {
+		rd->cap = rd->cap ? 2 * rd->cap : 64;
+		rd->held = realloc(rd->held, rd->cap * sizeof(*rd->held));
+		if (!rd->held)
+			abort();
+	}
+	rd->held[rd->n].h = malloc(h->size);
+	if (!rd->held[rd->n].h)
+		abort();
+	memcpy(rd->held[rd->n].h, h, h->size);
+	rd->held[rd->n++].waiting = waiting;
+	mmap3_reader_give(rd, fn, ctx);
+}
+
+/*
+ * The end of the stream: gives every record held. A PENDING record still
+ * without its answer is given as it is on a stream that may miss answers,
+ * and ends the test on any other.
+ */
+static inline void mmap3_reader_end(struct mmap3_reader *rd,
+				    void (*fn)(const struct perf_event_header *h, void *ctx),
+				    void *ctx)
+{
+	int i;
+
+	for (i = rd->head; i < rd->n; i++) {
+		if (!rd->held[i].waiting)
+			continue;
+		if (!rd->cpu_wide && !rd->lost)
+			mmap3_pairing_fail("a PENDING MMAP3 record without its answer", NULL,
+					   rd->held[i].h);
+		rd->held[i].waiting = false;
+		rd->unanswered++;
+	}
+	mmap3_reader_give(rd, fn, ctx);
+	free(rd->held);
+	rd->held = NULL;
+	rd->cap = 0;
 }
 
 struct ring {
@@ -124,6 +495,7 @@ struct ring {
 	unsigned char *data;
 	unsigned char *copy;	/* one record, contiguous */
 	__u64 lost;		/* sum of PERF_RECORD_LOST */
+	struct mmap3_reader rd;	/* of ring_drain() */
 };
 
 /* Maps the ring of @fd with @pages data pages (a power of two). */
@@ -133,6 +505,8 @@ static inline int ring_map(struct ring *r, int fd, size_t pages)
 	void *p = mmap(NULL, (pages + 1) * psz, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, fd, 0);
 
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	if (p == MAP_FAILED)
 		return -1;
 	r->fd = fd;
@@ -140,80 +514,17 @@ static inline int ring_map(struct ring *r, int fd, size_t pages)
 	r->data = (unsigned char *)p + psz;
 	r->data_size = pages * psz;
 	r->copy = malloc(65536);
-	r->lost = 0;
 	return r->copy ? 0 : -1;
 }
 
-static inline void ring_unmap(struct ring *r)
-{
-	munmap(r->meta, r->data_size + sysconf(_SC_PAGESIZE));
-	free(r->copy);
-	close(r->fd);
-}
-
-/* The last value of enum perf_mmap3_build_id_status (SKIPPED). */
-#define MMAP3_STATUS_MAX	7
-
 /*
- * What breaks the uapi's rules for every MMAP3 record in @h, or NULL:
- * UNKNOWN (0) is never emitted and the status is one of the enum's;
- * build_id_size is at most 20, and non-zero exactly when the status is
- * FOUND; the build-id bytes past it and __reserved are zero; the size is a
- * multiple of 8 with room for a file name.
+ * Calls @fn on each record written since the last call, in ring order,
+ * copied out contiguously, and counts PERF_RECORD_LOST. Returns the number
+ * of records.
  */
-static inline const char *mmap3_record_error(const struct perf_event_header *h)
-{
-	const struct mmap3_record *r = (const void *)h;
-	int i;
-
-	if (h->size % 8 || h->size < sizeof(*r) + 8)
-		return "size not a multiple of 8, or no room for a file name";
-	if (r->build_id_status == 0)
-		return "status UNKNOWN (0), which is never emitted";
-	if (r->build_id_status > MMAP3_STATUS_MAX)
-		return "status not in enum perf_mmap3_build_id_status";
-	if (r->build_id_size > BUILD_ID_SIZE_MAX)
-		return "build_id_size over 20";
-	if (r->build_id_status == 1 && !r->build_id_size)
-		return "status FOUND without a build-id";
-	if (r->build_id_status != 1 && r->build_id_size)
-		return "a build-id with a status other than FOUND";
-	if (r->reserved)
-		return "__reserved is not zero";
-	for (i = r->build_id_size; i < BUILD_ID_SIZE_MAX; i++)
-		if (r->build_id[i])
-			return "build-id bytes past build_id_size are not zero";
-	return NULL;
-}
-
-/*
- * Every MMAP3 record a test reads passes here (ring_drain()): a record that
- * breaks a rule of mmap3_record_error() ends the test at once (SIGABRT, a
- * failure), with the record on stderr, whatever the test was looking for.
- */
-static inline void mmap3_record_check(const struct perf_event_header *h)
-{
-	const struct mmap3_record *r = (const void *)h;
-	const char *err = mmap3_record_error(h);
-
-	if (!err)
-		return;
-	fprintf(stderr,
-		"# MMAP3 record against the uapi: %s: pid %u addr %#llx status %u build_id_size %u size %u file %.*s\n",
-		err, r->pid, (unsigned long long)r->addr, r->build_id_status,
-		r->build_id_size, h->size,
-		h->size > sizeof(*r) ? (int)(h->size - sizeof(*r)) : 0, r->filename);
-	abort();
-}
-
-/*
- * Calls @fn on each record written since the last call, in order, with the
- * record copied out contiguously; counts PERF_RECORD_LOST, and checks each
- * MMAP3 record with mmap3_record_check(). Returns the number of records.
- */
-static inline int ring_drain(struct ring *r,
-			     void (*fn)(const struct perf_event_header *h, void *ctx),
-			     void *ctx)
+static inline int ring_read_raw(struct ring *r,
+				void (*fn)(const struct perf_event_header *h, void *ctx),
+				void *ctx)
 {
 	__u64 head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
 	__u64 tail = r->meta->data_tail;
@@ -221,7 +532,7 @@ static inline int ring_drain(struct ring *r,
 
 	while (tail < head) {
 		size_t off = tail % r->data_size, i;
-		struct perf_event_header *h = (void *)(r->data + off);
+		struct perf_event_header *h;
 		__u16 size;
 
 		/* The header itself can wrap: copy it byte by byte. */
@@ -231,17 +542,200 @@ static inline int ring_drain(struct ring *r,
 		for (i = 0; i < size; i++)
 			r->copy[i] = r->data[(off + i) % r->data_size];
 		h = (void *)r->copy;
-		if (h->type == PERF_RECORD_MMAP3)
-			mmap3_record_check(h);
 		if (h->type == PERF_RECORD_LOST)
 			r->lost += ((__u64 *)(h + 1))[1];
-		if (fn)
-			fn(h, ctx);
+		fn(h, ctx);
 		n++;
 		tail += size;
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
 	return n;
+}
+
+struct ring_feed {
+	struct mmap3_reader *rd;
+	void (*fn)(const struct perf_event_header *h, void *ctx);
+	void *ctx;
+};
+
+static inline void ring_feed(const struct perf_event_header *h, void *ctx)
+{
+	struct ring_feed *f = ctx;
+
+	mmap3_reader_feed(f->rd, h, f->fn, f->ctx);
+}
+
+/*
+ * Calls @fn on each record written since the last call, in ring order,
+ * through the ring's reader (struct mmap3_reader: a PENDING MMAP3 record
+ * and those after it come once it is answered, resolved). Returns the
+ * number of records read from the ring. @fn may be NULL.
+ */
+static inline int ring_drain(struct ring *r,
+			     void (*fn)(const struct perf_event_header *h, void *ctx),
+			     void *ctx)
+{
+	struct ring_feed f = { &r->rd, fn, ctx };
+
+	return ring_read_raw(r, ring_feed, &f);
+}
+
+/* Appends the records written to @r since the last read to @rs. */
+static inline int ring_read(struct ring *r, struct records *rs)
+{
+	return ring_drain(r, records_add, rs);
+}
+
+/*
+ * The last read of a ring: ring_drain(), then the records still held (a
+ * PENDING record of a CPU-wide event whose answer never came, as it is).
+ */
+static inline void ring_flush(struct ring *r,
+			      void (*fn)(const struct perf_event_header *h, void *ctx),
+			      void *ctx)
+{
+	ring_drain(r, fn, ctx);
+	mmap3_reader_end(&r->rd, fn, ctx);
+}
+
+/* Unmaps and closes the ring, without reading it. */
+static inline void ring_close(struct ring *r)
+{
+	if (!r->meta)
+		return;
+	munmap(r->meta, r->data_size + sysconf(_SC_PAGESIZE));
+	free(r->copy);
+	close(r->fd);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+/*
+ * Unmaps and closes the ring, after a last read (ring_flush()) whose
+ * records go nowhere: a PENDING record of the task's events that never got
+ * its answer ends the test there.
+ */
+static inline void ring_unmap(struct ring *r)
+{
+	if (r->meta)
+		ring_flush(r, NULL, NULL);
+	ring_close(r);
+}
+
+/*
+ * The rings of per-CPU events of one session, one per CPU (as perf record
+ * opens them), read as one stream of records, by a reader of its own: a
+ * mapping's MMAP3 record and its answer may be in two rings. Their events
+ * are side_band_attr()'s: their records are put in time order as perf puts
+ * them, by rounds (perf's ordered events): rings_drain() reads every ring,
+ * and gives the records up to the newest time the round before read, all
+ * of which were written by then (a task's record is written before its
+ * next one is timed); rings_flush(), once nothing writes to the rings any
+ * more, gives them all.
+ */
+#define RING_SET_MAX	64
+
+struct ring_set {
+	int n;
+	struct ring ring[RING_SET_MAX];
+	struct records q[RING_SET_MAX];	/* read, not given yet, in ring order */
+	int head[RING_SET_MAX];
+	__u64 until;			/* the newest time read so far */
+	struct mmap3_reader rd;
+};
+
+/* Gives the records read up to time @until, in time order. */
+static inline void rings_give(struct ring_set *s, __u64 until,
+			      void (*fn)(const struct perf_event_header *h, void *ctx),
+			      void *ctx)
+{
+	int i, next;
+
+	for (;;) {
+		__u64 t, best = 0;
+
+		next = -1;
+		for (i = 0; i < s->n; i++) {
+			const struct perf_event_header *h;
+
+			if (s->head[i] == s->q[i].n)
+				continue;
+			h = s->q[i].v[s->head[i]];
+			/* One time: an answer after the other records. */
+			t = 2 * record_time(h) + (h->type == PERF_RECORD_MMAP3_BUILD_ID);
+			if (t > 2 * until + 1 || (next >= 0 && t >= best))
+				continue;
+			next = i;
+			best = t;
+		}
+		if (next < 0)
+			break;
+		mmap3_reader_feed(&s->rd, s->q[next].v[s->head[next]], fn, ctx);
+		free(s->q[next].v[s->head[next]++]);
+	}
+	/* What is left of each ring's queue, to its start. */
+	for (i = 0; i < s->n; i++) {
+		if (!s->head[i])
+			continue;
+		memmove(s->q[i].v, s->q[i].v + s->head[i],
+			(s->q[i].n - s->head[i]) * sizeof(*s->q[i].v));
+		s->q[i].n -= s->head[i];
+		s->head[i] = 0;
+	}
+}
+
+/* Reads every ring of @s, and gives what the round before read (see struct ring_set). */
+static inline void rings_drain(struct ring_set *s,
+			       void (*fn)(const struct perf_event_header *h, void *ctx),
+			       void *ctx)
+{
+	__u64 until = s->until;
+	int i, j;
+
+	for (i = 0; i < s->n; i++) {
+		j = s->q[i].n;
+		ring_read_raw(&s->ring[i], records_add, &s->q[i]);
+		for (; j < s->q[i].n; j++)
+			if (record_time(s->q[i].v[j]) > s->until)
+				s->until = record_time(s->q[i].v[j]);
+	}
+	rings_give(s, until, fn, ctx);
+}
+
+/* The last read of @s: every record, those still held too (see ring_flush()). */
+static inline void rings_flush(struct ring_set *s,
+			       void (*fn)(const struct perf_event_header *h, void *ctx),
+			       void *ctx)
+{
+	rings_drain(s, fn, ctx);
+	rings_give(s, UINT64_MAX / 2, fn, ctx);
+	mmap3_reader_end(&s->rd, fn, ctx);
+}
+
+/* The records lost in the rings of @s. */
+static inline __u64 rings_lost(const struct ring_set *s)
+{
+	__u64 lost = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		lost += s->ring[i].lost;
+	return lost;
+}
+
+/* rings_flush() to nowhere (see ring_unmap()), then each ring unmapped. */
+static inline void rings_unmap(struct ring_set *s)
+{
+	int i;
+
+	if (!s->n)
+		return;
+	rings_flush(s, NULL, NULL);
+	for (i = 0; i < s->n; i++) {
+		ring_close(&s->ring[i]);
+		records_free(&s->q[i]);
+	}
+	memset(s, 0, sizeof(*s));
 }
 
 /*
@@ -388,29 +882,6 @@ static inline int fixture_get(const char *name, struct fixture *f)
 	return fixture_get_in(fixtures_warm(), name, f);
 }
 
-/* The status names of enum perf_mmap3_build_id_status, indexed by value. */
-static const char *const mmap3_status_names[] = {
-	"UNKNOWN", "FOUND", "NO_FILE", "NOT_ELF", "NO_BUILD_ID", "MALFORMED",
-	"IO_ERROR", "SKIPPED",
-};
-
-/* The name of status @status, "?" for a value the uapi does not define. */
-static inline const char *status_name(int status)
-{
-	return status >= 0 && status < (int)ARRAY_SIZE(mmap3_status_names) ?
-	       mmap3_status_names[status] : "?";
-}
-
-static inline int mmap3_status(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(mmap3_status_names); i++)
-		if (!strcmp(name, mmap3_status_names[i]))
-			return i;
-	return -1;
-}
-
 /* /proc/sys/kernel/perf_event_paranoid, or -100 when unreadable. */
 static inline int paranoid_level(void)
 {
@@ -427,17 +898,16 @@ static inline int paranoid_level(void)
 
 /*
  * Why perf_event_open() failing with @err makes a test SKIP rather than
- * fail, or NULL (a failure): no MMAP3 provider (EOPNOTSUPP), a kernel
- * without attr.mmap3 (EINVAL, for an event with @mmap3 only), or
- * perf_event_paranoid forbidding the event to this user (EACCES, EPERM).
+ * fail, or NULL (a failure): a kernel without attr.mmap3 (EINVAL, for an
+ * event with @mmap3 only), or perf_event_paranoid forbidding the event to
+ * this user (EACCES, EPERM). A kernel with the series always has its
+ * built-in lookup: EOPNOTSUPP is a failure.
  */
 static inline const char *perf_open_skip(int err, bool mmap3)
 {
 	static char buf[128];
 
 	switch (err) {
-	case EOPNOTSUPP:
-		return "no MMAP3 provider (EOPNOTSUPP)";
 	case EINVAL:
 		return mmap3 ? "kernel without attr.mmap3 (EINVAL)" : NULL;
 	case EACCES:
@@ -497,49 +967,6 @@ static inline void mmap_attr(struct perf_event_attr *attr, bool mmap3, int mmap_
 		attr->mmap2 = 1;
 	}
 	attr->mmap_data = mmap_data;
-}
-
-/* The records read from a ring, each copied out, in ring order. */
-struct records {
-	struct perf_event_header **v;
-	int n, cap;
-};
-
-static inline void records_add(const struct perf_event_header *h, void *ctx)
-{
-	struct records *rs = ctx;
-	struct perf_event_header *copy;
-
-	if (rs->n == rs->cap) {
-		int cap = rs->cap ? 2 * rs->cap : 64;
-		void *v = realloc(rs->v, cap * sizeof(*rs->v));
-
-		if (!v)
-			abort();
-		rs->v = v;
-		rs->cap = cap;
-	}
-	copy = malloc(h->size);
-	if (!copy)
-		abort();
-	memcpy(copy, h, h->size);
-	rs->v[rs->n++] = copy;
-}
-
-/* Appends the records written to @r since the last read to @rs. */
-static inline int ring_read(struct ring *r, struct records *rs)
-{
-	return ring_drain(r, records_add, rs);
-}
-
-static inline void records_free(struct records *rs)
-{
-	int i;
-
-	for (i = 0; i < rs->n; i++)
-		free(rs->v[i]);
-	free(rs->v);
-	memset(rs, 0, sizeof(*rs));
 }
 
 /*
@@ -627,20 +1054,6 @@ static inline long long mmap3_provider_work(const int *fd, int n)
 		read += cached;
 	}
 	return read;
-}
-
-/* The module's reference count (/sys/module/mmap3/refcnt), or -1. */
-static inline long mmap3_refcnt(void)
-{
-	FILE *fp = fopen("/sys/module/mmap3/refcnt", "r");
-	long ret = -1;
-
-	if (!fp)
-		return -1;
-	if (fscanf(fp, "%ld", &ret) != 1)
-		ret = -1;
-	fclose(fp);
-	return ret;
 }
 
 /* Whether @fs is in /proc/filesystems. */
@@ -1049,8 +1462,8 @@ static inline void mmap3_capture_one(const struct perf_event_header *h, void *ct
 /*
  * Maps @len bytes of @fd with @prot and @flags, with an mmap3 event
  * (attr.mmap_data set) on the calling thread open around it, unmaps it, and
- * captures its MMAP3 record(s) in @c. Returns 0, or -1 with errno set
- * (EOPNOTSUPP: no MMAP3 provider).
+ * captures its MMAP3 record(s) in @c, resolved (ring_drain()). Returns 0,
+ * or -1 with errno set.
  */
 static inline int mmap3_map(int fd, size_t len, int prot, int flags,
 			    struct mmap3_capture *c)

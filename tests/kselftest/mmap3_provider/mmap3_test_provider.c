@@ -24,7 +24,6 @@ static void mmap3_test_provider_read(struct perf_mmap3_provider *provider,
 }
 
 static struct perf_mmap3_provider mmap3_test_provider = {
-	.owner	= THIS_MODULE,
 	.lookup	= mmap3_test_provider_lookup,
 	.read	= mmap3_test_provider_read,
 };
