@@ -158,7 +158,7 @@ static int fs_free(const char *path, __u64 *inodes, __u64 *blocks)
 	return 0;
 }
 
-TEST_F_TIMEOUT(fault, one_record_found_or_io_error, 900)
+TEST_F_TIMEOUT(fault, one_record_and_its_answer, 900)
 {
 	int nth, i, nfiles = variant->mprotect ? 2 : 1, io_errors = 0, skipped = 0;
 	int failed_calls = 0;
