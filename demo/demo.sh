@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-# The guest script of `make demo`: programs whose files sit on a cold
-# block device (ext2 on a loop device, page cache dropped), each run under
-# mmap3_demo, which prints what MMAP3 and upstream's MMAP2+build_id say of
-# every executable mapping, next to what readelf -n said on the host.
-insmod /tests/mmap3.ko
+# The guest script of `make demo`: what upstream's MMAP2 with
+# attr.build_id and MMAP3 say of the same mappings (mmap3_demo), next to
+# what readelf -n said on the host, for programs and files on a cold block
+# device (ext2 on a loop device, page cache dropped): the cases of the
+# series' cover letter. First with the kernel's built-in lookup, then, for
+# the perf part, with the module loaded.
 
 demo() {
 	name=$1
@@ -15,13 +16,20 @@ demo() {
 	echo "mmap3-test: end $name rc=$?"
 }
 
-# exec reads the ELF header before mapping, and so does ld.so: the first
-# page, with the note in it, is then in the page cache for MMAP2 too.
-demo busybox /mnt/busybox true
-demo dynamic /mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf
-# A mapping made without reading the file first, and a note past the first
-# page: MMAP2's no-fault parser gives up, MMAP3 reads.
-demo mmap-only --map /mnt/bid20.elf /mnt/latenote.elf
+ELF="/mnt/bid20.elf /mnt/exec20.elf /mnt/latenote.elf /mnt/farnote.elf /mnt/dynamic.elf /mnt/libc.so.6"
+# exec and ld.so read the ELF headers just before they map: the note is in
+# the page cache for MMAP2 too, cold or not.
+demo exec-static exec /mnt/busybox true
+demo exec-dynamic exec /mnt/ld-linux-x86-64.so.2 --library-path /mnt /mnt/dynamic.elf
+# Mapped without being read first: MMAP2's no-fault parser finds no page,
+# MMAP3 says PENDING and the task reads the file before it returns.
+demo map map $ELF
+# Read, paged out (MADV_PAGEOUT), then made executable: the same.
+demo mprotect mprotect $ELF
+# No build-id, and why: MMAP2 cannot tell these from a cold file.
+demo statuses map /mnt/nobid.elf /mnt/notelf.txt /mnt/bad-descsz21.elf /mnt/bad-truncated.elf
+
+insmod /tests/mmap3.ko
 
 # perf: a program whose build-id note sits 2 MiB into the file (past the
 # readahead of exec's header read), on the cold disk, recorded once with

@@ -21,7 +21,7 @@ pub(crate) struct RawBuildId {
     data: [u8; BUILD_ID_MAX],
 }
 
-#[cfg(mmap3_series)]
+#[cfg(mmap3_provider)]
 const _: () = {
     use kernel::bindings;
     assert!(

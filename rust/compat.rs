@@ -193,14 +193,14 @@ mod vma {
 
 /// `Opaque::try_ffi_init()`, for kernel crates without it (the series'
 /// provider registration uses it).
-#[cfg(all(mmap3_series, not(mmap3_kernel_opaque_try_ffi_init)))]
+#[cfg(all(mmap3_provider, not(mmap3_kernel_opaque_try_ffi_init)))]
 pub(crate) trait OpaqueExt<T>: Sized {
     /// An initialiser that calls `init_func` with a pointer to the
     /// uninitialised `T`, and fails when it does.
     fn try_ffi_init<E>(init_func: impl FnOnce(*mut T) -> Result<(), E>) -> impl PinInit<Self, E>;
 }
 
-#[cfg(all(mmap3_series, not(mmap3_kernel_opaque_try_ffi_init)))]
+#[cfg(all(mmap3_provider, not(mmap3_kernel_opaque_try_ffi_init)))]
 impl<T> OpaqueExt<T> for kernel::types::Opaque<T> {
     fn try_ffi_init<E>(init_func: impl FnOnce(*mut T) -> Result<(), E>) -> impl PinInit<Self, E> {
         // SAFETY: An `Opaque<T>` may hold an uninitialised `T`: whatever

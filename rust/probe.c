@@ -27,14 +27,14 @@
 #ifdef CONFIG_FPROBE
 #include <linux/fprobe.h>
 #endif
-#ifdef MMAP3_SERIES
-#include <linux/perf_event.h>
+#ifdef MMAP3_PROVIDER
+#include <linux/perf_mmap3.h>
 #endif
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
-#ifdef MMAP3_SERIES
+#ifdef MMAP3_PROVIDER
 static_assert(MMAP3_STATUS_FOUND == PERF_MMAP3_BUILD_ID_FOUND);
 static_assert(MMAP3_STATUS_IO_ERROR == PERF_MMAP3_BUILD_ID_IO_ERROR);
 static_assert(MMAP3_STATUS_SKIPPED == PERF_MMAP3_BUILD_ID_SKIPPED);
@@ -301,7 +301,7 @@ int mmap3_event_init(const void *ctx)
 	int ret = mmap3_probe_check();
 
 	if (ret) {
-#ifdef MMAP3_SERIES
+#ifdef MMAP3_PROVIDER
 		/* The MMAP3 provider still serves: load, without the event. */
 		pr_warn("mmap3: cannot probe %s() (%d): the trace event mmap3:build_id cannot be enabled (it needs CONFIG_KPROBES or CONFIG_FPROBE)\n",
 			MMAP3_PROBED, ret);

@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers over the PERF_RECORD_MMAP3 provider API of the patched
-//! kernel (`include/linux/perf_mmap3.h`): registration, the lookup under
-//! `mmap_lock`, and the read the kernel defers to the way back to user
-//! space. The kernel writes the records. Registering takes over from the
-//! kernel's built-in provider; unregistering gives the mappings back to it.
-//! Built where the kernel has the series (Kbuild's `--cfg mmap3_series`).
+//! Safe wrappers over the PERF_RECORD_MMAP3 provider hook of the add-on
+//! (`include/linux/perf_mmap3.h`, `patches/provider/`): registration, the
+//! lookup under `mmap_lock`, and the read the mapping task makes on its way
+//! back to user space for a PENDING record. The kernel writes the records.
+//! Registering takes over from the kernel's built-in lookup and read;
+//! unregistering gives them back. Built where the kernel has the add-on
+//! (Kbuild's `--cfg mmap3_provider`).
 
 use crate::answer::{BuildIdOut, Defer, Provider};
 #[cfg(not(mmap3_kernel_opaque_try_ffi_init))]
 use crate::compat::OpaqueExt as _;
 use crate::compat::{File, VmaRef};
 use crate::file::UnlockedFile;
-use kernel::{bindings, error::to_result, prelude::*, types::Opaque, ThisModule};
+use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
 
 /// The registration of a [`Provider`] with the kernel, undone on drop.
 ///
@@ -42,7 +43,7 @@ unsafe impl<T: Provider> Sync for Registration<T> {}
 
 impl<T: Provider> Registration<T> {
     /// Registers `provider`; it is called as soon as it is.
-    pub(crate) fn new(module: &'static ThisModule, provider: T) -> impl PinInit<Self, Error> {
+    pub(crate) fn new(provider: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             provider,
             raw <- Opaque::try_ffi_init(move |slot: *mut bindings::perf_mmap3_provider| {
@@ -50,7 +51,6 @@ impl<T: Provider> Registration<T> {
                 // by `perf_mmap3_register()`.
                 unsafe {
                     slot.write(bindings::perf_mmap3_provider {
-                        owner: module.as_ptr(),
                         lookup: Some(lookup_callback::<T>),
                         read: Some(read_callback::<T>),
                         nr_deferred: bindings::atomic_t { counter: 0 },

@@ -44,10 +44,9 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	cp "${MMAP3_MODULE:-$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko}" "$guest/mmap3.ko"
 	cp "$MMAP3_ROOT/tests/qemu/event.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
 	# The event's selftest (tests/event/), static: with the harness of
-	# the kernel's selftests and the series' uapi copy in tools/ (its
-	# helpers know MMAP3), whichever kernel it runs on.
+	# the kernel's selftests and the headers of the kernel it runs on.
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
-		-isystem "$KSRC/tools/include/uapi" -o "$guest/mmap3_event" \
+		-isystem "$KOBJ/usr/include" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
 	# perf, when scripts/perf.sh built it, and mapfixed, for perf record
 	# --mmap3 on the event (event.sh's perf_mmap3_event); upstream's perf

@@ -42,7 +42,7 @@ mod params;
 mod policy;
 #[path = "../rust/probe.rs"]
 mod probe;
-#[cfg(mmap3_series)]
+#[cfg(mmap3_provider)]
 #[path = "../rust/provider.rs"]
 mod provider;
 #[path = "../rust/stats.rs"]
@@ -71,39 +71,39 @@ compat::module! {
 
 /// Where the provider lives: in the series' registration, which the
 /// kernel calls for its mmap3 perf events, or in the module alone.
-#[cfg(mmap3_series)]
+#[cfg(mmap3_provider)]
 type Home = provider::Registration<Mmap3Provider>;
 
 /// The provider, alone: the kernel has no hook for it.
-#[cfg(not(mmap3_series))]
+#[cfg(not(mmap3_provider))]
 #[pin_data]
 struct Home {
     provider: Mmap3Provider,
 }
 
-#[cfg(mmap3_series)]
+#[cfg(mmap3_provider)]
 impl probe::AsProvider for Home {
     fn provider(&self) -> &Mmap3Provider {
         provider::Registration::provider(self)
     }
 }
 
-#[cfg(not(mmap3_series))]
+#[cfg(not(mmap3_provider))]
 impl probe::AsProvider for Home {
     fn provider(&self) -> &Mmap3Provider {
         &self.provider
     }
 }
 
-/// The provider in its [`Home`], registered with the series' hook.
-#[cfg(mmap3_series)]
-fn new_home(module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
-    Ok(provider::Registration::new(module, Mmap3Provider::new()?))
+/// The provider in its [`Home`], registered with the add-on's hook.
+#[cfg(mmap3_provider)]
+fn new_home() -> Result<impl PinInit<Home, Error>> {
+    Ok(provider::Registration::new(Mmap3Provider::new()?))
 }
 
 /// The provider in its [`Home`].
-#[cfg(not(mmap3_series))]
-fn new_home(_module: &'static ThisModule) -> Result<impl PinInit<Home, Error>> {
+#[cfg(not(mmap3_provider))]
+fn new_home() -> Result<impl PinInit<Home, Error>> {
     let provider = Mmap3Provider::new()?;
     Ok(try_pin_init!(Home { provider }))
 }
@@ -121,11 +121,11 @@ struct Mmap3 {
 }
 
 impl InPlaceModule for Mmap3 {
-    fn init(module: &'static ThisModule) -> impl PinInit<Self, Error> {
+    fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Mmap3 {
             _stats <- stats::new()?,
             _superblocks: Superblocks::new()?,
-            event <- probe::Event::new(new_home(module)?),
+            event <- probe::Event::new(new_home()?),
         })
         .pin_chain(|mmap3| {
             pr_info!(
@@ -134,7 +134,7 @@ impl InPlaceModule for Mmap3 {
                     .cache
                     .capacity(),
                 core::mem::size_of::<cache::Set>() / cache::WAYS,
-                if cfg!(mmap3_series) {
+                if cfg!(mmap3_provider) {
                     ", MMAP3 provider"
                 } else {
                     ""
