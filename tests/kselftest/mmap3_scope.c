@@ -6,8 +6,8 @@
  * - order: for one task, MMAP3 records come in the order of the MMAP2
  *   records of a second event, whatever the build-id cache holds (an
  *   mprotect() over two files; an exec with attr.mmap_data);
- * - scope: the module works (its debugfs counters move) only for mappings
- *   that an existing mmap3 event records;
+ * - scope: a file is read for its build-id only for mappings that an
+ *   existing mmap3 event records;
  * - inherit: a fork storm under an inherited event gives every child's
  *   record;
  * - sigkill: a task killed between mmap() and its return to user space has
@@ -304,12 +304,12 @@ TEST(exec_dynamic_pie_mmap_data)
 
 /*
  * An unrelated task Q maps 4 cold files executable. With a per-task mmap3
- * event on another task (this one), no event records Q's mappings: the
- * provider must not look them up: the module's counters (hits, misses,
- * deferred) do not move, the built-in provider reads none of the files.
- * With CPU-wide mmap3 events, one per CPU, they do, and Q's records arrive,
- * PENDING, with their answers: Q answers on the CPU it then runs on, whose
- * event is one of them.
+ * event on another task (this one), no event records Q's mappings: no
+ * event takes them as PENDING, so none of the files is read (a lookup
+ * under mmap_lock reads nothing), with the module or without. With CPU-wide
+ * mmap3 events, one per CPU, Q's records arrive, PENDING, with their
+ * answers (Q answers on the CPU it then runs on, whose event is one of
+ * them), and the files are read.
  */
 #define Q_FILES		4
 
@@ -329,8 +329,6 @@ FIXTURE_SETUP(scope)
 {
 	if (no_cold_fixtures())
 		SKIP(return, "%s", no_cold_fixtures());
-	if (mmap3_module_loaded() && mmap3_module_work() < 0)
-		SKIP(return, "no /sys/kernel/debug/mmap3/stats (hits, misses, deferred)");
 }
 
 FIXTURE_TEARDOWN(scope)
@@ -374,7 +372,7 @@ TEST_F(scope, unrelated_task_cold_files)
 	int qfd[Q_FILES];
 	struct mapping m;
 	struct perf_event_attr attr;
-	long long work0, work1;
+	int read0, read1;
 	__u64 *addrs;
 	pid_t q;
 
@@ -410,19 +408,19 @@ TEST_F(scope, unrelated_task_cold_files)
 	}
 	ASSERT_EQ(0, drop_page_cache());
 
-	work0 = mmap3_provider_work(qfd, Q_FILES);
+	read0 = files_read(qfd, Q_FILES);
 	ASSERT_EQ(1, write(go[1], "x", 1));
 	close(go[1]);
 	ASSERT_EQ(q, waitpid(q, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	work1 = mmap3_provider_work(qfd, Q_FILES);
+	read1 = files_read(qfd, Q_FILES);
 	for (i = 0; i < Q_FILES; i++)
 		close(qfd[i]);
 	rings_flush(&self->rings, records_add, &self->rs);
-	TH_LOG("Q (pid %d) mapped %d cold files: %s %lld -> %lld", q, Q_FILES,
-	       mmap3_module_loaded() ? "module hits+misses+deferred" :
-	       "files the built-in provider read", work0, work1);
+	TH_LOG("Q (pid %d) mapped %d cold files: files read %d -> %d", q, Q_FILES, read0,
+	       read1);
+	ASSERT_EQ(0, read0);
 
 	for (i = 0; i < Q_FILES; i++) {
 		int n = mappings(&self->rs, true, q, addrs[i], addrs[i] + 1, &m, 1);
@@ -437,25 +435,25 @@ TEST_F(scope, unrelated_task_cold_files)
 		check_pending(_metadata, m.r3, true, true);
 	}
 	if (variant->cpu_wide) {
-		ASSERT_LE(Q_FILES, work1 - work0);
+		ASSERT_EQ(Q_FILES, read1);
 		return;
 	}
-	EXPECT_EQ(work0, work1) TH_LOG("the provider worked for mappings no event records");
+	EXPECT_EQ(0, read1) TH_LOG("files read for mappings no event records");
 
-	/* The counters do move for a mapping that the event records. */
+	/* A file is read for a mapping that the event records. */
 	records_free(&self->rs);
 	fd = open(fx[Q_FILES].path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	work0 = mmap3_provider_work(&fd, 1);
+	read0 = files_read(&fd, 1);
 	addrs[0] = (uintptr_t)mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	work1 = mmap3_provider_work(&fd, 1);
+	read1 = files_read(&fd, 1);
 	close(fd);
 	ASSERT_NE((uintptr_t)MAP_FAILED, addrs[0]);
 	munmap((void *)(uintptr_t)addrs[0], 4096);
 	rings_flush(&self->rings, records_add, &self->rs);
-	TH_LOG("this task mapped %s: provider's work %lld -> %lld",
-	       fx[Q_FILES].path, work0, work1);
-	ASSERT_LT(work0, work1);
+	TH_LOG("this task mapped %s: file read %d -> %d", fx[Q_FILES].path, read0, read1);
+	ASSERT_EQ(0, read0);
+	ASSERT_EQ(1, read1);
 	ASSERT_EQ(1, mappings(&self->rs, true, getpid(), addrs[0], addrs[0] + 1,
 			      &m, 1));
 	check_build_id(_metadata, m.r3, &fx[Q_FILES]);

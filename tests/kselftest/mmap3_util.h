@@ -1005,8 +1005,7 @@ static inline bool mmap3_module_loaded(void)
 /*
  * Whether the first page of file @fd is in the page cache (mincore() of a
  * read-only data mapping of it), or -1. Of a cold file, a provider that
- * looked it up has read that page: the trace the built-in provider leaves,
- * having no counters.
+ * read its build-id has read that page.
  */
 static inline int page0_cached(int fd)
 {
@@ -1035,18 +1034,15 @@ static inline long long mmap3_module_work(void)
 }
 
 /*
- * The provider's work so far on the cold files open as @fd[0..@n): the
- * module's lookups and reads (hits, misses and deferred, of any file), or
- * for the built-in provider, which has no counters, how many of the files
- * it read (their first page is in the page cache); -1 when it cannot tell.
+ * How many of the cold files open as @fd[0..@n) were read since they were
+ * dropped from the page cache (their first page is there again), by the
+ * built-in read or the module's; -1 when it cannot tell. The lookups under
+ * mmap_lock read nothing: only a mapping an event took as PENDING is read.
  */
-static inline long long mmap3_provider_work(const int *fd, int n)
+static inline int files_read(const int *fd, int n)
 {
-	long long read = 0;
-	int i, cached;
+	int i, cached, read = 0;
 
-	if (mmap3_module_loaded())
-		return mmap3_module_work();
 	for (i = 0; i < n; i++) {
 		cached = page0_cached(fd[i]);
 		if (cached < 0)
