@@ -96,11 +96,13 @@ static void covering_log(struct __test_metadata *_metadata, const struct coverin
 	int i;
 
 	for (i = 0; i < c->rs.n; i++) {
+		const struct mmap3_answer *a = (const void *)c->rs.v[i];
 		const struct mmap3_record *r = (const void *)c->rs.v[i];
+		bool answer = c->rs.v[i]->type == PERF_RECORD_MMAP3_BUILD_ID;
 
 		TH_LOG("%llu: tid %u %s %s", (unsigned long long)record_time(c->rs.v[i]), r->tid,
-		       c->rs.v[i]->type == PERF_RECORD_MMAP3 ? r->filename : "MMAP3_BUILD_ID",
-		       status_name(r->build_id_status));
+		       answer ? "MMAP3_BUILD_ID" : r->filename,
+		       status_name(answer ? a->build_id_status : r->build_id_status));
 	}
 }
 
