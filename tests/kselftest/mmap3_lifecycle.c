@@ -312,7 +312,7 @@ TEST_F_TIMEOUT(lifecycle, handover_under_traffic, 300)
 	       (unsigned long long)answered);
 	ASSERT_EQ(0, y.failed) TH_LOG("cycle %d: %s", y.failed - 1, strerror(y.err));
 	ASSERT_EQ(0, lost);
-	ASSERT_LT(0, cold) TH_LOG("no mapping was cold: no deferred read was tried");
+	ASSERT_LT(0, cold) TH_LOG("no mapping was cold");
 	ASSERT_LT(0, pending) TH_LOG("no record was PENDING: no read on the way back was tried");
 	ASSERT_EQ(pending, answered);
 	EXPECT_EQ(0, c.other);

@@ -985,7 +985,7 @@ TEST_F(kinds, one_record_each_never_unknown)
 			close(fd);
 	}
 
-	/* Files read from the disk (the page cache dropped): deferred reads. */
+	/* Files read from the disk (the page cache dropped): PENDING. */
 	if (!no_cold_fixtures()) {
 		k = add_kind(_metadata, &self->kinds, "ELF read from the disk", NULL, NULL, 1);
 		k->answered = COLD;

@@ -740,7 +740,7 @@ TEST_F_TIMEOUT(sigkill, one_record_before_exit, 120)
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	TH_LOG("child %d %s blocked in a read of %s (%s) when killed", child,
 	       blocked ? "was" : "was NOT", path,
-	       variant->populate ? "MAP_POPULATE" : "deferred read");
+	       variant->populate ? "MAP_POPULATE" : "the read on its way back");
 	ASSERT_TRUE(blocked);
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(SIGKILL, WTERMSIG(status));

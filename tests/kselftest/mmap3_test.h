@@ -96,7 +96,7 @@ static inline bool require_cold(struct __test_metadata *_metadata)
 
 /*
  * perf_event_open() of @attr on @pid and @cpu for the test: the fd; or -1
- * after SKIP when there is no provider, no attr.mmap3, or when
+ * after SKIP when the kernel has no attr.mmap3, or when
  * perf_event_paranoid forbids the event (perf_open_skip()). Any other
  * error fails the test.
  */

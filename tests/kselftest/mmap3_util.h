@@ -330,14 +330,14 @@ static inline void mmap3_print(const struct perf_event_header *h)
 {
 	const struct mmap3_answer *a = (const void *)h;
 	bool answer = h->type == PERF_RECORD_MMAP3_BUILD_ID;
+	const char *what = answer ? status_name(a->build_id_status) :
+				    ((const struct mmap3_record *)h)->filename;
 
 	fprintf(stderr,
 		"#   %s: pid %u tid %u addr %#llx len %#llx pgoff %#llx dev %u:%u ino %llu gen %llu misc %#x %s\n",
 		answer ? "MMAP3_BUILD_ID" : "MMAP3", a->pid, a->tid, (unsigned long long)a->addr,
 		(unsigned long long)a->len, (unsigned long long)a->pgoff, a->maj, a->min,
-		(unsigned long long)a->ino, (unsigned long long)a->ino_generation, h->misc,
-		answer ? status_name(a->build_id_status) :
-		((const struct mmap3_record *)h)->filename);
+		(unsigned long long)a->ino, (unsigned long long)a->ino_generation, h->misc, what);
 }
 
 static inline void mmap3_pairing_fail(const char *why, const struct mmap3_answer *a,
