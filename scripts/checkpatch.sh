@@ -36,10 +36,11 @@ log "checkpatch.pl --strict on ${#kpatches[@]} kernel patches (patches/, patches
 for p in "${kpatches[@]}"; do
 	ignore=()
 	case "$p" in
-	"$MMAP3_ROOT"/patches/0004-* | "$MMAP3_ROOT"/patches/provider/* | "$SELFTESTS_PATCH")
+	*/patches/0004-* | */patches/provider/* | */patches/6.12/0004-* | \
+		*/patches/6.12/provider/* | "$SELFTESTS_PATCH")
 		ignore=(--ignore FILE_PATH_CHANGES) ;;
-	*/6.12/*) ignore=(--ignore ALLOC_WITH_SIZEOF) ;;
 	esac
+	case "$p" in */6.12/*) ignore+=(--ignore ALLOC_WITH_SIZEOF) ;; esac
 	checkpatch --strict --quiet --no-tree --show-types "${ignore[@]}" "$p" ||
 		die "checkpatch.pl --strict reports problems in ${p#"$MMAP3_ROOT"/} (above)"
 done
