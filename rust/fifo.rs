@@ -95,6 +95,16 @@ fn way() -> Way {
     }
 }
 
+/// Answers `SKIPPED` for a read that failed (`IO_ERROR`) in a task that
+/// never returns to user space: its death cut the read short, which says
+/// nothing of the file. For both ways in: this FIFO's reads, and the reads
+/// the kernel asks of the provider (`rust/provider.rs`).
+pub(crate) fn skip_if_cut_short(id: &mut BuildIdOut) {
+    if id.is(Missing::IoError) && way() != Way::Returns {
+        id.replace(Missing::Skipped);
+    }
+}
+
 /// The key of `current` in the tree of FIFOs: its address, which no other
 /// task has while it lives (and a task's FIFO goes before it exits).
 fn current_key() -> usize {
@@ -186,9 +196,7 @@ impl Pending {
                 // SAFETY: A task_work runs with no lock held.
                 let file = unsafe { UnlockedFile::new(pinned.file()) };
                 provider.read(file, &mut self.m.id);
-                if self.m.id.is(Missing::IoError) && way() != Way::Returns {
-                    self.m.id.replace(Missing::Skipped);
-                }
+                skip_if_cut_short(&mut self.m.id);
             }
         }
         self.emit_named();

@@ -145,4 +145,5 @@ unsafe extern "C" fn read_callback<T: Provider>(
     // SAFETY: `id` is valid and not otherwise accessed during the call.
     let out = unsafe { &mut *id.cast::<BuildIdOut>() };
     registration.provider.read(file, out);
+    crate::fifo::skip_if_cut_short(out);
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check-patches`: the series as a maintainer would check them.
-#   1. scripts/checkpatch.sh: patches/0009 is up to date with tests/kselftest,
-#      and checkpatch.pl --strict on every patch of both kernel series and
-#      the perf series;
+#   1. scripts/checkpatch.sh: checkpatch.pl --strict on every patch of both
+#      kernel series (with the selftests patch 0005 and the provider add-on)
+#      and the perf series;
 #   2. git am of the kernel series of $MMAP3_KVER (patches/ for 7.3,
 #      patches/6.12/ and the selftests patch for 6.12) onto a clean worktree
 #      of its mmap3-base, building the kernel (same config as the test

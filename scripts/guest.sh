@@ -5,7 +5,8 @@
 # MANIFEST, the module, the guest
 # scripts, perf (scripts/perf.sh) and the module as dkms built it when there
 # are; for event.sh only what the trace event's tests need: perf, the BPF
-# example and bpftrace among them), then boot it
+# example and bpftrace among them; for kselftest.sh only the kernel
+# series' selftests, installed the kselftest way, and the module), then boot it
 # with tests/qemu/run.sh SCRIPT. Needs the kernel and the module built
 # (scripts/kernel.sh, scripts/module.sh; scripts/dkms-test.sh for the
 # dkms-built one).
@@ -95,6 +96,21 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 		die "examples/bpf/README.md: not one bpftrace one-liner (a line \"    bpftrace -e '...'\")"
 	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
 fi
+# kselftest.sh: the selftests as the kernel series has them (patches/0005),
+# installed the kselftest way, and the module (scripts/module.sh) when it
+# was built; no fixtures (the program writes its own files, on the guest's
+# ext2 disk, which is empty then).
+if [ "$script" = kselftest.sh ]; then
+	mkdir -p "$guest/fixtures"
+	cp "$MMAP3_ROOT/tests/qemu/kselftest.sh" "$guest/"
+	if [ -f "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" ]; then
+		cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$guest/"
+	else
+		log "no module built (scripts/module.sh): the selftests run without it"
+	fi
+	"$MMAP3_ROOT/scripts/kselftest-install.sh" "$guest/kselftest"
+	exec "$MMAP3_ROOT/tests/qemu/run.sh" "$script" ${2:+"$2"}
+fi
 log "building the selftests, their fixtures and the demo"
 make -s -C "$MMAP3_ROOT/tests/kselftest" OUTPUT="$guest" \
 	KSFT_DIR="$KSRC/tools/testing/selftests" \
@@ -103,7 +119,7 @@ gcc -O2 -Wall -static -isystem "$KOBJ/usr/include" -o "$guest/mmap3_demo" \
 	"$MMAP3_ROOT/demo/mmap3_demo.c"
 cp "$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko" "$MMAP3_ROOT/tests/qemu/all.sh" \
 	"$MMAP3_ROOT/tests/qemu/smp4.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" \
-	"$MMAP3_ROOT/tests/qemu/kselftest.sh" "$MMAP3_ROOT/demo/demo.sh" "$guest/"
+	"$MMAP3_ROOT/demo/demo.sh" "$guest/"
 # The second MMAP3 provider of mmap3_lifecycle, a C module, in a copy as
 # scripts/module.sh builds the module (the repository stays clean).
 log "building the selftests' second provider (tests/kselftest/mmap3_provider)"
@@ -114,11 +130,6 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 make -s -C "$KOBJ" M="$prov" LLVM=1 modules >"$prov/build.log" 2>&1 ||
 	{ cat "$prov/build.log" >&2; die "the second provider does not build"; }
 cp "$prov/mmap3_test_provider.ko" "$guest/mmap3_provider/"
-# kselftest.sh: the selftests as the kernel series has them, installed the
-# kselftest way.
-if [ "$script" = kselftest.sh ]; then
-	"$MMAP3_ROOT/scripts/kselftest-install.sh" "$guest/kselftest"
-fi
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
 # beta), runas (tests/perf/runas.c), a btrfs image holding alpha, the

@@ -36,9 +36,10 @@
 #      perf -e mmap3:build_id) on 4 CPUs: on each kernel tested, and on 7.3
 #      without the series (scripts/test-event.sh);
 #   7. on the test kernels, the selftests as the kernel series has them
-#      (patches/0009), with the kernel's own perf_events selftests, installed
+#      (patches/0005), with the kernel's own perf_events selftests, installed
 #      with `make -C tools/testing/selftests TARGETS=perf_events install`
-#      and run in QEMU with run_kselftest.sh (scripts/guest.sh kselftest.sh).
+#      and run in QEMU with run_kselftest.sh from the guest's ext2 disk
+#      (scripts/guest.sh kselftest.sh).
 # Builds (1-3) are steps, not tests: a failed step fails the run, and is
 # named in the last lines. Ends with "N passed, N failed, N skipped" over
 # the tests; exits non-zero on any failure.

@@ -22,7 +22,7 @@
  *   space: nothing was read); none says IO_ERROR.
  *
  * - mmap3_attr: perf_event_open() with attr.mmap3 succeeds where the
- *   kernel has the series (its perf_mmap3_register() in /proc/kallsyms)
+ *   kernel has the series (its perf_mmap3_lookup() in /proc/kallsyms)
  *   and fails with EINVAL, the kernel's answer to an unknown attribute
  *   bit, where it has not, the module loaded either way.
  *

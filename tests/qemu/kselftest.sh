@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-# The selftests the way a kernel developer runs them, once: the perf_events
-# target of the series' selftests patch, installed on the host with
-# `make -C tools/testing/selftests TARGETS=perf_events install`
+# The selftests the way a kernel developer runs them: the perf_events
+# target of the series' selftests patch (patches/0005), installed on the
+# host with `make -C tools/testing/selftests TARGETS=perf_events install`
 # (scripts/kselftest-install.sh; the guest has no make), run here with the
 # installed run_kselftest.sh, as `make run_tests` runs them: the series'
-# programs first with the kernel's built-in provider, then the whole
-# collection with the mmap3 module loaded. The fixtures are those on the guest's ext2 disk at /mnt
-# (MMAP3_FIXTURES); the installed ones have other random build-ids.
+# program, mmap3, first with the kernel's built-in lookup, then the whole
+# target with the mmap3 module ($MMAP3_MODULE, default /tests/mmap3.ko)
+# loaded, when there is one.
+#
+# mmap3 writes the files it maps in $MMAP3_TEST_DIR: a directory on the
+# guest's ext2 disk (/mnt, tests/qemu/init), whose page cache can be
+# dropped, so that its cold tests run (on the initramfs, tmpfs, they
+# would skip).
 #
 # run_kselftest.sh nests each program's TAP under "# ". It is un-nested
 # here, one begin/end section per program, so that tests/qemu/run.sh counts
@@ -15,18 +20,22 @@
 # tests/qemu/expected-skips*); the runner's own line for each program is
 # kept as a comment, and a program it reports as failed (a timeout, a
 # crash) fails the section.
-MMAP3_STRESS_SECONDS=$(sed -n 's/.*mmap3\.stress=\([0-9]*\).*/\1/p' /proc/cmdline)
-export MMAP3_STRESS_SECONDS MMAP3_FIXTURES=/tests/fixtures MMAP3_MODULE=/tests/mmap3.ko
+MMAP3_MODULE=${MMAP3_MODULE:-/tests/mmap3.ko}
+export MMAP3_TEST_DIR=/mnt/kselftest-mmap3
 if [ ! -x /tests/kselftest/run_kselftest.sh ]; then
 	echo "mmap3-guest: error: no /tests/kselftest/run_kselftest.sh (scripts/kselftest-install.sh)"
 	exit 1
 fi
+if ! grep -qs ' /mnt ext2 ' /proc/mounts || ! mkdir -p "$MMAP3_TEST_DIR"; then
+	echo "mmap3-guest: error: no ext2 disk at /mnt for $MMAP3_TEST_DIR"
+	exit 1
+fi
 # Every program of the target, as `make run_tests` runs the collection:
-# the series' (perf_events:mmap3_*) and the kernel's own (sigtrap_threads,
+# the series' (perf_events:mmap3) and the kernel's own (sigtrap_threads,
 # remove_on_exec, watermark_signal, mmap), a guard for the core patch.
 tests=$(grep '^perf_events:' /tests/kselftest/kselftest-list.txt 2>/dev/null)
-if ! printf '%s\n' "$tests" | grep -q '^perf_events:mmap3_'; then
-	echo "mmap3-guest: error: no perf_events:mmap3_* in /tests/kselftest/kselftest-list.txt"
+if ! printf '%s\n' "$tests" | grep -qx 'perf_events:mmap3'; then
+	echo "mmap3-guest: error: no perf_events:mmap3 in /tests/kselftest/kselftest-list.txt"
 	exit 1
 fi
 # remove_on_exec counts PERF_COUNT_HW_INSTRUCTIONS: without a hardware PMU
@@ -65,11 +74,14 @@ kselftests() {
 	{ print; fflush() }'
 }
 
-# The series' programs without the module, the kernel's built-in provider
-# answering (but mmap3_lifecycle, the module's own; the stress test, the
-# longest, runs so in tests/qemu/all.sh), then every program with the
-# module loaded.
-kselftests kselftest-builtin $(echo "$tests" | grep '^perf_events:mmap3_' |
-	grep -vxE 'perf_events:mmap3_(stress|lifecycle)' | sed 's/^/-t /')
-insmod /tests/mmap3.ko || echo "mmap3-guest: error: insmod /tests/mmap3.ko failed"
+# mmap3 with the kernel's built-in lookup, then the whole target with the
+# module loaded; without a module, the kernel's own programs alone.
+kselftests kselftest-builtin -t perf_events:mmap3
+if [ -e "$MMAP3_MODULE" ]; then
+	insmod "$MMAP3_MODULE" || echo "mmap3-guest: error: insmod $MMAP3_MODULE failed"
+else
+	echo "# no module at $MMAP3_MODULE: mmap3 ran with the built-in lookup only"
+	tests=$(printf '%s\n' "$tests" | grep -vx 'perf_events:mmap3')
+fi
 kselftests kselftest $(echo "$tests" | sed 's/^/-t /')
+rm -rf "$MMAP3_TEST_DIR"
