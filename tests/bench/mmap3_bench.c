@@ -129,14 +129,6 @@ static const char *tag(void)
 	return buf;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void pin_cpu(int cpu)
 {
 	cpu_set_t set;

@@ -135,6 +135,7 @@ struct map {
 	struct file *file;
 	uint8_t bid[BID_MAX];
 	int bid_size;
+	bool pending;	/* an MMAP3 that said PENDING, not answered yet */
 };
 
 struct proc {
@@ -371,6 +372,7 @@ int main(int argc, char **argv)
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
 		case PERF_RECORD_MMAP3:
+		case PERF_RECORD_MMAP3_BUILD_ID:
 		case PERF_RECORD_COMM:
 		case PERF_RECORD_FORK: {
 			const uint8_t *t = (const uint8_t *)h + h->size - trailer_size(side_type);
@@ -459,7 +461,35 @@ int main(int argc, char **argv)
 			m.file = file_get(r->filename);
 			m.bid_size = r->bid_size > BID_MAX ? BID_MAX : r->bid_size;
 			memcpy(m.bid, r->bid, m.bid_size);
+			m.pending = r->status == PERF_MMAP3_BUILD_ID_PENDING;
 			map_add(r->pid, &m);
+			break;
+		}
+		case PERF_RECORD_MMAP3_BUILD_ID: {	/* DESIGN.md: a PENDING one's answer */
+			const struct {
+				struct perf_event_header h;
+				uint32_t pid, tid;
+				uint64_t addr, len, pgoff;
+				uint32_t maj, min;
+				uint64_t ino, ino_generation;
+				uint8_t bid_size, status;
+				uint16_t reserved;
+				uint8_t bid[20];
+			} *a = (const void *)h;
+			struct proc *p = proc_get(a->pid);
+
+			/* The task's last pending map of that range: its MMAP3. */
+			for (i = p->nmaps - 1; i >= 0; i--) {
+				struct map *pm = &p->maps[i];
+
+				if (!pm->pending || pm->start != a->addr || pm->end != a->addr + a->len)
+					continue;
+				pm->pending = false;
+				pm->bid_size = a->bid_size > BID_MAX ? BID_MAX : a->bid_size;
+				memcpy(pm->bid, a->bid, pm->bid_size);
+				nmmap3found += a->bid_size > 0;
+				break;
+			}
 			break;
 		}
 		case PERF_RECORD_COMM:		/* pid tid comm */
