@@ -45,9 +45,18 @@ if [ "$script" = event.sh ] || [ "$script" = demo-event.sh ]; then
 	cp "${MMAP3_MODULE:-$MMAP3_WORK/module-$MMAP3_BUILD/mmap3.ko}" "$guest/mmap3.ko"
 	cp "$MMAP3_ROOT/tests/qemu/event.sh" "$MMAP3_ROOT/tests/qemu/guest-lib.sh" "$guest/"
 	# The event's selftest (tests/event/), static: with the harness of
-	# the kernel's selftests and the headers of the kernel it runs on.
+	# the kernel's selftests and the uapi headers of the series ($KSRC,
+	# the series applied; installed once per series into $MMAP3_WORK),
+	# whose MMAP3 definitions its helpers use, whichever kernel it runs on.
+	hdrs=$MMAP3_WORK/series-headers$KTAG
+	if [ "$(cat "$hdrs/.key" 2>/dev/null)" != "$(cat "$KSRC/.git/mmap3-patches")" ]; then
+		rm -rf "$hdrs"
+		make -s -C "$KSRC" O="$hdrs/build" ARCH=x86 INSTALL_HDR_PATH="$hdrs" headers_install >&2 ||
+			die "headers_install of $KSRC failed"
+		cp "$KSRC/.git/mmap3-patches" "$hdrs/.key"
+	fi
 	gcc -O2 -Wall -static -I"$KSRC/tools/testing/selftests/kselftest" \
-		-isystem "$KOBJ/usr/include" -o "$guest/mmap3_event" \
+		-isystem "$hdrs/include" -o "$guest/mmap3_event" \
 		"$MMAP3_ROOT/tests/event/mmap3_event.c" -lpthread
 	# perf, when scripts/perf.sh built it, and mapfixed, for perf record
 	# --mmap3 on the event (event.sh's perf_mmap3_event); upstream's perf
