@@ -141,7 +141,8 @@ make -s -C "$KOBJ" M="$prov" LLVM=1 modules >"$prov/build.log" 2>&1 ||
 cp "$prov/mmap3_test_provider.ko" "$guest/mmap3_provider/"
 # perf with the MMAP3 series, and its guest script (scripts/perf.sh).
 # With it: two programs of one source whose function names differ (alpha,
-# beta), runas (tests/perf/runas.c), a btrfs image holding alpha, the
+# beta), runas (tests/perf/runas.c), mapexec (tests/perf/mapexec.c), a
+# btrfs image holding alpha, the
 # session of issue 16 (tests/perf/replaced.sh), upstream's perf when it was
 # built (MMAP3_KERNEL=upstream scripts/perf.sh), which uses the same
 # libraries, and samply's parser.
@@ -152,6 +153,7 @@ if [ -x "$PERF_BUILD/guest/perf" ]; then
 		gcc -O1 -static -DSPIN_FN="$fn" -o "$guest/perf/$fn" "$MMAP3_ROOT/tests/perf/spin.c"
 	done
 	gcc -O2 -Wall -static -o "$guest/perf/runas" "$MMAP3_ROOT/tests/perf/runas.c"
+	gcc -O2 -Wall -static -o "$guest/perf/mapexec" "$MMAP3_ROOT/tests/perf/mapexec.c"
 	# A 16 MiB btrfs image holding alpha, for the records perf synthesizes
 	# of files on btrfs (guest-perf.sh's synth_cases).
 	btrfs_tree=$MMAP3_WORK/btrfs-tree

@@ -152,13 +152,14 @@ series() {
 
 # kseries VER: what the test kernel of VER carries, in order, without cover
 # letters: the series of its folder, then the selftests patch when the
-# folder holds none of its own (patches/6.12/ takes patches/'s), then the
-# provider add-on of its provider/ folder (not for upstream).
+# folder holds none of its own (patches/6.12/ takes patches/'s) and it
+# exists, then the provider add-on of its provider/ folder (not for
+# upstream).
 kseries() {
 	local dir
 	dir=$(kpatches "$1")
 	series "$dir"
-	[ -e "$dir/${SELFTESTS_PATCH##*/}" ] || echo "$SELFTESTS_PATCH"
+	[ -e "$dir/${SELFTESTS_PATCH##*/}" ] || [ ! -e "$SELFTESTS_PATCH" ] || echo "$SELFTESTS_PATCH"
 	series "$dir/provider"
 }
 

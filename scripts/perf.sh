@@ -6,10 +6,11 @@
 #   $PERF_SRC ($MMAP3_WORK/linux-perf)   the source: a worktree of that
 #                                        tree at mmap3-base plus this
 #                                        checkout's kernel series of that
-#                                        version (which also updates
-#                                        tools/include) and
-#                                        patches/perf/*.patch, one commit
-#                                        per patch;
+#                                        version and patches/perf/*.patch
+#                                        (whose first patch syncs
+#                                        tools/include's copy of the uapi
+#                                        header, as upstream's perf does),
+#                                        one commit per patch;
 #   $PERF_BUILD/perf                     perf built from it;
 #   $PERF_BUILD/guest/                   a copy to put in the guest: perf,
 #                                        lib/ with the shared libraries it

@@ -28,7 +28,23 @@
 #    records with them that upstream's perf (MMAP3_KERNEL=upstream
 #    scripts/perf.sh) reads and resolves, and, for an IO_ERROR or SKIPPED
 #    record, without a build-id, which the patched perf reads back with
-#    its status (HEADER_MMAP3_STATUS; tests/perf/convert.sh tests it).
+#    its status (HEADER_MMAP3_STATUS; tests/perf/convert.sh tests it);
+#  - alpha's record made PENDING, the kernel's way of saying that it had
+#    not read the build-id at mapping time, with its answer, a
+#    PERF_RECORD_MMAP3_BUILD_ID record, after it (mmap3-perf-data.py
+#    --pending answered): perf must give the map alpha's build-id (each
+#    run in its own function, as with the build-id in the record), in
+#    that file, a big-endian copy and a big-endian pipe, and perf inject
+#    --convert-mmap3 (file and pipe) must write alpha's MMAP2 record with
+#    it, which upstream's perf reads without an unknown event; so too
+#    with the answer stored before the record (early), which perf report
+#    reads in time order and perf inject keeps for the record; the same
+#    PENDING record without its answer (unanswered), with the answer of
+#    another mapping (other) or one that says PENDING itself (notfinal)
+#    keeps no build-id and the status PENDING, its samples in no other
+#    binary when $p is gone; an answer without a PENDING record, with
+#    another build-id (orphan), changes nothing; in a file without
+#    attr.mmap3, type 24 is an unknown record.
 #
 # Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
 # record.
@@ -178,6 +194,133 @@ for kind in ioerror skipped; do
 		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-new.out" | grep -q "PERF_RECORD_MMAP3 .*<> $status\]" &&
 		      grep -F "]: r-xp $p" "$tmp/$kind-mmap2-new.out" | grep -q "PERF_RECORD_MMAP3 .*<$bid_beta> FOUND\]"'
 done
+# 5. PENDING records and their answers (PERF_RECORD_MMAP3_BUILD_ID).
+fuzz=$MMAP3_ROOT/tests/perf/mmap3-fuzz.py
+for kind in answered early unanswered orphan other notfinal; do
+	"$conv" --stat-ids --pending "$kind" --pending-file "/p" "$tmp/mmap2.data" \
+		"$tmp/$kind.data" >/dev/null
+	check "$kind: script, report, report -D, --stats, buildid-list, inject -b, --buildid-all: no crash, no ASan report" \
+		tools "$kind" "$tmp/$kind.data"
+done
+grep -E "PERF_RECORD_MMAP3 .*$p\$|PERF_RECORD_MMAP3_BUILD_ID" "$tmp/answered-script.out" |
+	head -3 | sed 's/^ */# /' || true
+check "answered: perf script shows alpha's record PENDING, then its answer with alpha's build-id" \
+	eval 'grep -A1 "PERF_RECORD_MMAP3 .*<> PENDING\]: r-xp $p\$" "$tmp/answered-script.out" |
+	      grep -q "PERF_RECORD_MMAP3_BUILD_ID .*<$bid_alpha> FOUND\]\$"'
+check "answered: perf report --stats counts 1 MMAP3 record PENDING and 1 answer FOUND" \
+	eval 'grep -qE "^ +PENDING +1  \(.* of MMAP3\)\$" "$tmp/answered-stats.out" &&
+	      grep -qE "^ +FOUND +1  \(100.0% of MMAP3_BUILD_ID\)\$" "$tmp/answered-stats.out"'
+# pending_runs NAME FILE: perf report --sort pid,sym -n of FILE (ASan) into
+# $tmp/NAME.out; prints the shares of the two runs (shares).
+pending_runs() {
+	capture "$1" "$asan" report -i "$2" --stdio --sort pid,sym -n
+	shares "$runs" "$tmp/$1.out"
+}
+# both_at_least PCT SHARES: each of the two shares is PCT or more.
+both_at_least() { awk -v m="$1" -v s="$2" 'BEGIN { split(s, x, " "); exit !(x[1] >= m && x[2] >= m) }'; }
+# all_status NAME STATUS: every sample in $p has STATUS in $tmp/NAME.out
+# (perf script -F ...,build_id_status), and there are some.
+all_status() {
+	awk -v dso="($p)" -v want="$2" 'index($0, dso) { n++; if ($NF != want) bad++ }
+		END { exit !(n && !bad) }' "$tmp/$1.out"
+}
+shares=$(pending_runs answered-report "$tmp/answered.data")
+check "answered: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%): the map has alpha's build-id" \
+	eval 'sane answered-report && both_at_least 90 "$shares"'
+capture answered-F "$asan" script -i "$tmp/answered.data" -F pid,ip,dso,build_id_status
+check "answered: perf script -F build_id_status gives FOUND for every sample in $p" \
+	eval 'sane answered-F && all_status answered-F FOUND'
+capture answered-withstatus "$asan" buildid-list -i "$tmp/answered.data" --with-status
+check "answered: perf buildid-list --with-status lists $p with alpha's and beta's build-ids, FOUND, not as PENDING" \
+	eval 'sane answered-withstatus &&
+	      grep -qE "^$bid_alpha +FOUND +$p\$" "$tmp/answered-withstatus.out" &&
+	      grep -qE "^$bid_beta +FOUND +$p\$" "$tmp/answered-withstatus.out" &&
+	      ! grep -q PENDING "$tmp/answered-withstatus.out"'
+# The other byte order and pipe mode: the answer is read the same way.
+"$fuzz" rewrite --big-endian "$tmp/answered.data" "$tmp/answered-be.data" | sed 's/^/# /'
+"$fuzz" rewrite --big-endian --pipe "$tmp/answered.data" "$tmp/answered-bepipe.data" >/dev/null
+shares=$(pending_runs answered-be "$tmp/answered-be.data")
+check "answered, big-endian: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
+	eval 'sane answered-be && both_at_least 90 "$shares"'
+capture answered-bepipe "$asan" script -i "$tmp/answered-bepipe.data" -F pid,ip,dso,build_id_status
+check "answered, big-endian pipe: perf script -F build_id_status gives FOUND for every sample in $p" \
+	eval 'sane answered-bepipe && all_status answered-bepipe FOUND'
+# The answer stored before its record (the buffer of another CPU read
+# first), 1 ns later: perf report reads it in time order.
+shares=$(pending_runs early-report "$tmp/early.data")
+check "early: alpha's run ${shares% *}% in alpha, beta's ${shares#* }% in beta (>= 90%)" \
+	eval 'sane early-report && both_at_least 90 "$shares"'
+# perf inject: the answer in the MMAP2 record (--convert-mmap3), or kept;
+# perf inject reads the records in the order of the file: it keeps an
+# answer that came before its record for it.
+for k in answered early; do
+	capture $k-conv "$asan" inject --convert-mmap3 -i "$tmp/$k.data" -o "$tmp/$k-conv.data"
+	# capture, with the output apart from the messages.
+	if "$asan" inject --convert-mmap3 -i "$tmp/$k.data" -o - >"$tmp/$k-convpipe.data" \
+		2>"$tmp/$k-convpipe.out"; then
+		echo 0 >"$tmp/$k-convpipe.rc"
+	else
+		echo $? >"$tmp/$k-convpipe.rc"
+	fi
+done
+for f in answered-conv answered-convpipe early-conv early-convpipe; do
+	capture "$f-old" "$old" script -i "$tmp/$f.data" --show-mmap-events
+	capture "$f-new" "$asan" script -i "$tmp/$f.data" --show-mmap-events
+	grep -F "]: r-xp $p" "$tmp/$f-old.out" | sed 's/^ */# /' || true
+	check "${f%%-*}, inject --convert-mmap3 ($f): upstream's perf reads alpha's MMAP2 record with alpha's build-id, no unknown event" \
+		eval '[ "$(rc $f)" = 0 ] && sane $f && [ "$(rc $f-old)" = 0 ] &&
+		      ! grep -q "unknown events" "$tmp/$f-old.out" &&
+		      [ "$(grep -c "PERF_RECORD_MMAP2 .*<$bid_alpha>\]: r-xp $p\$" "$tmp/$f-old.out")" = 1 ]'
+	check "${f%%-*}, inject --convert-mmap3 ($f): the patched perf reads alpha's record back FOUND, no answer" \
+		eval 'sane $f-new && grep -q "PERF_RECORD_MMAP3 .*<$bid_alpha> FOUND\]: r-xp $p\$" "$tmp/$f-new.out" &&
+		      ! grep -q -e PENDING -e MMAP3_BUILD_ID "$tmp/$f-new.out"'
+done
+shares=$(pending_runs answered-inject-report "$tmp/answered-inject.data")
+check "answered, perf inject -b: alpha's run ${shares% *}% in alpha (>= 90%), both build-ids of $p in the header's table" \
+	eval '[ "$(rc answered-inject)" = 0 ] && both_at_least 90 "$shares" &&
+	      "$perf" buildid-list -i "$tmp/answered-inject.data" >"$tmp/answered-ids.out" &&
+	      grep -qx "$bid_alpha $p" "$tmp/answered-ids.out" && grep -qx "$bid_beta $p" "$tmp/answered-ids.out"'
+# Without the answer: no build-id, PENDING.
+for kind in unanswered other notfinal; do
+	capture "$kind-F" "$asan" script -i "$tmp/$kind.data" -F pid,ip,dso,build_id_status
+	capture "$kind-withstatus" "$asan" buildid-list -i "$tmp/$kind.data" --with-status
+	check "$kind: alpha's samples PENDING (perf script -F), $p listed without a build-id, PENDING" \
+		eval 'sane $kind-F && sane $kind-withstatus &&
+		      awk -v dso="($p)" '\''index($0, dso) { n[$NF]++ } END { exit !(n["PENDING"] && n["FOUND"]) }'\'' "$tmp/$kind-F.out" &&
+		      grep -qE "^- +PENDING +$p\$" "$tmp/$kind-withstatus.out" &&
+		      ! grep -q "^$bid_alpha " "$tmp/$kind-withstatus.out"'
+	mv "$p" "$p.away"
+	capture "$kind-gone" "$asan" report -i "$tmp/$kind.data" --stdio --sort pid,sym -n
+	mv "$p.away" "$p"
+	check "$kind: with $p gone, none of alpha's run in beta; the '#' header names $p (PENDING)" \
+		eval 'sane $kind-gone && awk -v r="${runs%% *}:p" '\''$1 ~ /%$/ && $3 == r { n++; if ($5 == "beta") b++ }
+		      END { exit !(n > 0 && b == 0) }'\'' "$tmp/$kind-gone.out" &&
+		      grep -qx "#  $p (PENDING)" "$tmp/$kind-gone.out"'
+done
+check "notfinal: perf script shows the answer that says PENDING as INVALID" \
+	grep -q "PERF_RECORD_MMAP3_BUILD_ID .*<> INVALID\]\$" "$tmp/notfinal-script.out"
+capture unanswered-conv "$asan" inject --convert-mmap3 -i "$tmp/unanswered.data" -o "$tmp/unanswered-conv.data"
+capture unanswered-conv-old "$old" script -i "$tmp/unanswered-conv.data" --show-mmap-events
+capture unanswered-conv-new "$asan" script -i "$tmp/unanswered-conv.data" --show-mmap-events
+check "unanswered, inject --convert-mmap3: alpha's MMAP2 record without a build-id (upstream's perf), read back PENDING" \
+	eval 'sane unanswered-conv && [ "$(rc unanswered-conv-old)" = 0 ] &&
+	      [ "$(grep -F "]: r-xp $p" "$tmp/unanswered-conv-old.out" | grep -c "PERF_RECORD_MMAP2 .*<")" = 1 ] &&
+	      grep -q "PERF_RECORD_MMAP3 .*<> PENDING\]: r-xp $p\$" "$tmp/unanswered-conv-new.out"'
+# An answer without a PENDING record, with a build-id of no binary.
+shares=$(pending_runs orphan-report "$tmp/orphan.data")
+check "orphan: the answer without a PENDING record is ignored: alpha's run ${shares% *}% in alpha (>= 90%)" \
+	eval 'sane orphan-report && grep -q PERF_RECORD_MMAP3_BUILD_ID "$tmp/orphan-script.out" &&
+	      both_at_least 90 "$shares"'
+"$conv" --stat-ids --no-attr --pending answered --pending-file "/p" "$tmp/mmap2.data" \
+	"$tmp/noattr-answer.data" >/dev/null
+capture noattr-answer "$asan" report -i "$tmp/noattr-answer.data" --stats
+capture noattr-answer-report "$asan" report -i "$tmp/noattr-answer.data" --stdio
+nr_mmap3=$(grep -c "PERF_RECORD_MMAP3 " "$tmp/answered-script.out")
+check "no attr.mmap3: type 24 is not decoded as MMAP3_BUILD_ID, but counted as unknown ($nr_mmap3 + 1)" \
+	eval 'sane noattr-answer && sane noattr-answer-report &&
+	      ! grep -q "MMAP3_BUILD_ID events" "$tmp/noattr-answer.out" &&
+	      grep -q "Found $((nr_mmap3 + 1)) unknown events" "$tmp/noattr-answer-report.out"'
+
 "$conv" --stat-ids --no-attr "$tmp/mmap2.data" "$tmp/noattr.data" >/dev/null
 check "no attr.mmap3: no crash, no ASan report" tools noattr "$tmp/noattr.data"
 check "no attr.mmap3: type 23 is not decoded as MMAP3, but counted as unknown" \

@@ -49,11 +49,11 @@
 # libc given the kernel's cpumode, then the user-space records of libc. perf
 # 7.3 itself made libc a kernel module's DSO, then a plain map of it, past
 # whose end map__set_kmap_maps() wrote (ASan: heap-buffer-overflow; MMAP2
-# records reach it the same way); patch 24 of patches/perf/ makes perf
+# records reach it the same way); patch 25 of patches/perf/ makes perf
 # skip such a record. And the second: a program deleted after the session
 # whose debuginfo perf finds by build-id in its cache; perf 7.3 read the
 # .plt.got of the debuginfo file, which has no contents (SHT_NOBITS), at
-# address zero (ASan: SEGV; 7.3.4's perf report segfaults), and patch 25
+# address zero (ASan: SEGV; 7.3.4's perf report segfaults), and patch 26
 # makes it skip that section.
 #
 # The 256 mutants (1536 runs of the ASan perf, two at a time) took 90 s

@@ -435,6 +435,63 @@ inject_options() {
 	[ ! -f "$d/failed" ]
 }
 
+# pending_answers: what the kernel answers for PENDING MMAP3 records.
+# mapexec (tests/perf/mapexec.c) maps fixtures of the cold ext2 disk
+# (/mnt) executable without reading them: the kernel has no build-id note
+# at mapping time, so their MMAP3 records say PENDING and
+# PERF_RECORD_MMAP3_BUILD_ID records answer them, which this requires.
+# perf must give each mapping its answer: perf buildid-list --with-status
+# lists each file with the build-id and status of fixtures/MANIFEST
+# (readelf -n's, on the host), none PENDING; perf record
+# --buildid-cache-mapped (the default with --mmap3) keeps each FOUND
+# file in the build-id cache; perf inject --convert-mmap3, to a file and
+# to a pipe, writes their MMAP2 records with those build-ids, which
+# upstream's perf reads without an unknown record.
+pending_files="bid20.elf bid16.elf nobid.elf latenote.elf farnote.elf"
+pending_answers() {
+	scratch /tmp/pending
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	set --
+	for f in $pending_files; do set -- "$@" "/mnt/$f"; done
+	perf record --mmap3 -e task-clock -o "$d/p.data" -- /tests/perf/mapexec "$@" \
+		>"$d/record.out" 2>&1 || { sed 's/^/# /' "$d/record.out"; return 1; }
+	perf script -i "$d/p.data" --show-mmap-events 2>/dev/null | grep ' /mnt/\|MMAP3_BUILD_ID' |
+		sed 's/^ */# /'
+	rc=0
+	n=$(perf script -i "$d/p.data" --show-mmap-events 2>/dev/null |
+		grep -c 'PERF_RECORD_MMAP3 .*<> PENDING\]: r-xp /mnt/')
+	echo "# $n MMAP3 records of /mnt files PENDING"
+	[ "$n" -gt 0 ] || { echo "# no PENDING record: nothing tested"; rc=1; }
+	perf buildid-list -i "$d/p.data" --with-status >"$d/ids" 2>&1
+	perf inject --convert-mmap3 -i "$d/p.data" -o "$d/conv.data" &&
+		perf inject --convert-mmap3 -i "$d/p.data" -o - >"$d/conv.pipe" || rc=1
+	perf-upstream script -i "$d/conv.data" --show-mmap-events >"$d/up-file" 2>&1 || rc=1
+	perf-upstream script -i - --show-mmap-events <"$d/conv.pipe" >"$d/up-pipe" 2>&1 || rc=1
+	! grep -q 'unknown events' "$d/up-file" "$d/up-pipe" || { echo "# unknown events"; rc=1; }
+	for f in $pending_files; do
+		want=$(cold_id "$f")
+		st=$(awk -v f="$f" '$1 == f {print $3}' /tests/fixtures/MANIFEST)
+		[ "$want" = none ] && want=-
+		got=$(awk -v p="/mnt/$f" '$3 == p {print $1, $2}' "$d/ids" | sort -u | tr '\n' ' ')
+		echo "# buildid-list --with-status: /mnt/$f: ${got:-none}(MANIFEST: $want $st)"
+		[ "$got" = "$want $st " ] || rc=1
+		if [ "$st" = FOUND ]; then
+			[ -e "$HOME/.debug/.build-id/$(echo "$want" | cut -c1-2)/$(echo "$want" | cut -c3-)" ] ||
+				{ echo "# /mnt/$f ($want) not in the build-id cache"; rc=1; }
+		fi
+		for o in file pipe; do
+			g=$(sed -n "s|.*PERF_RECORD_MMAP2 .*\]: r-xp /mnt/$f\$|&|p" "$d/up-$o" |
+				sed -n 's/.*<\([0-9a-f]*\)>\].*/\1/p' | tr '\n' ' ')
+			[ "$st" = FOUND ] && [ "$g" != "$want " ] &&
+				{ echo "# upstream perf, converted $o: /mnt/$f: '${g% }', MANIFEST: $want"; rc=1; }
+			[ "$st" != FOUND ] && [ -n "$g" ] &&
+				{ echo "# upstream perf, converted $o: /mnt/$f has a build-id: $g"; rc=1; }
+		done
+	done
+	return $rc
+}
+
 if grep -q '^mmap3 ' /proc/modules; then
 	echo "# mmap3 already loaded: skipping the test without the module"
 else
@@ -455,4 +512,5 @@ if [ -x /tests/perf/alpha ]; then
 fi
 tool perf_samply_reader samply_reader
 tool perf_inject_options inject_options
+tool perf_mmap3_pending pending_answers
 tool perf_test_vs_upstream perf_test_vs_upstream

@@ -9,11 +9,12 @@
 rewrite writes the little-endian perf.data file IN (file mode, as perf
 record or perf inject writes it) again, as a big-endian machine writes it
 with --big-endian, as a pipe-mode stream with --pipe: its attrs (the fields
-perf byte-swaps, the bit fields in the big-endian order), its MMAP3, MMAP2,
-MMAP, COMM, FORK, EXIT, SAMPLE and FINISHED_ROUND records (every field in
-the byte order, the sample_id of sample_id_all too; other records are left
-out) and the features HEADER_HOSTNAME, HEADER_NRCPUS and HEADER_MMAP3_STATUS
-when IN has them (the other features are left out). It shares no code with perf.
+perf byte-swaps, the bit fields in the big-endian order), its MMAP3,
+MMAP3_BUILD_ID, MMAP2, MMAP, COMM, FORK, EXIT, SAMPLE and FINISHED_ROUND
+records (every field in the byte order, the sample_id of sample_id_all
+too; other records are left out) and the features HEADER_HOSTNAME,
+HEADER_NRCPUS and HEADER_MMAP3_STATUS when IN has them (the other features
+are left out). It shares no code with perf.
 
 mutate writes mutants of the SEED files (perf.data files or pipe-mode
 streams, either byte order) into OUTDIR, NNNN.data for mutant NNNN, and
@@ -89,6 +90,7 @@ PERF_RECORD_FORK = 7
 PERF_RECORD_SAMPLE = 9
 PERF_RECORD_MMAP2 = 10
 PERF_RECORD_MMAP3 = 23
+PERF_RECORD_MMAP3_BUILD_ID = 24
 PERF_RECORD_HEADER_ATTR = 64
 PERF_RECORD_FINISHED_ROUND = 68
 PERF_RECORD_HEADER_FEATURE = 80
@@ -297,6 +299,8 @@ def cmd_rewrite(args):
             body += rec[pos:name_end]
             tail, _ = swap_fields(rec, name_end, sid, e)
             body += tail
+        elif typ == PERF_RECORD_MMAP3_BUILD_ID:
+            body, pos = swap_fields(rec, 8, ["II", "QQQ", "II", "QQ", "BBH", "20s"] + sid, e)
         elif typ in (PERF_RECORD_FORK, PERF_RECORD_EXIT):
             body, pos = swap_fields(rec, 8, ["IIII", "Q"] + sid, e)
         elif typ == PERF_RECORD_SAMPLE:

@@ -3,7 +3,8 @@
 """Turn the PERF_RECORD_MMAP2 records of a perf.data file into MMAP3 ones.
 
     tests/perf/mmap3-perf-data.py [--keep-mmap2] [--stat-ids] [--no-attr]
-                                  [--mangle KIND [--mangle-file PATH]] IN OUT
+                                  [--mangle KIND [--mangle-file PATH]]
+                                  [--pending KIND [--pending-file PATH]] IN OUT
 
 Without the kernel module nothing writes PERF_RECORD_MMAP3 (type 23) into
 a perf.data file, so this makes one for testing the perf tools: each MMAP2
@@ -30,6 +31,22 @@ status IO_ERROR or SKIPPED and no build-id; kernel gives the record the
 kernel's cpumode (PERF_RECORD_MISC_KERNEL in misc), as if it mapped a
 kernel module.
 
+--pending KIND makes the first MMAP3 record (of the file PATH, with
+--pending-file) one whose build-id the kernel had not read at mapping
+time, as the MMAP3 series writes it then: the status PENDING (8), no
+build-id, and an answer, a PERF_RECORD_MMAP3_BUILD_ID record (type 24,
+the record's pid, tid, address, length, offset, device and inode numbers
+and misc, then its build-id fields; its sample_id, with a time 1 ns
+later, as the kernel writes the answer after the record), right after
+it: answered (the answer has the record's build-id and status), early
+(the same, the answer stored before the record, as when perf record read
+the buffer of the CPU the answer was written on first), unanswered (no
+answer), orphan (the record is left as it is, with its build-id, and an
+answer with another build-id follows: an answer without a PENDING
+record, which a reader ignores), other (the answer names another
+mapping: its inode number + 1), notfinal (the answer says PENDING
+itself, which the kernel never writes).
+
 Only the data section changes size: the feature sections that follow it
 are moved and their offsets in the header adjusted. Files in pipe mode,
 of the other endianness, or with compressed records (record -z) are
@@ -43,22 +60,24 @@ import sys
 
 PERF_RECORD_MMAP2 = 10
 PERF_RECORD_MMAP3 = 23
+PERF_RECORD_MMAP3_BUILD_ID = 24
 PERF_RECORD_COMPRESSED = 81
 PERF_RECORD_MISC_MMAP_BUILD_ID = 1 << 14
 PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL = 7, 1
 
 # enum perf_mmap3_build_id_status
-FOUND, NO_FILE, NOT_ELF, NO_BUILD_ID, MALFORMED, IO_ERROR, SKIPPED = range(1, 8)
+FOUND, NO_FILE, NOT_ELF, NO_BUILD_ID, MALFORMED, IO_ERROR, SKIPPED, PENDING = range(1, 9)
 STATUS_NAMES = {FOUND: "FOUND", NO_FILE: "NO_FILE", NOT_ELF: "NOT_ELF",
                 NO_BUILD_ID: "NO_BUILD_ID", MALFORMED: "MALFORMED",
-                IO_ERROR: "IO_ERROR", SKIPPED: "SKIPPED"}
+                IO_ERROR: "IO_ERROR", SKIPPED: "SKIPPED", PENDING: "PENDING"}
 
 HEADER = struct.Struct("<8sQQ QQ QQ QQ 32s")  # struct perf_file_header
 ATTR_FLAGS_OFFSET = 40  # the u64 of bit fields in struct perf_event_attr
 ATTR_MMAP, ATTR_MMAP2, ATTR_BUILD_ID, ATTR_MMAP3 = 1 << 8, 1 << 23, 1 << 34, 1 << 40
 MMAP2_FIXED = struct.Struct("<IHH II QQQ IIQQ II")  # 72 bytes
 MMAP3_FIXED = struct.Struct("<IHH II QQQ IIQQ II BBH20s")  # 96 bytes
-assert MMAP2_FIXED.size == 72 and MMAP3_FIXED.size == 96
+ANSWER_FIXED = struct.Struct("<IHH II QQQ IIQQ BBH20s")  # 88 bytes
+assert MMAP2_FIXED.size == 72 and MMAP3_FIXED.size == 96 and ANSWER_FIXED.size == 88
 
 
 def elf_build_id(path):
@@ -195,6 +214,42 @@ def mangle(rec, kind):
     return bytes(rec)
 
 
+PENDING_KINDS = ("answered", "early", "unanswered", "orphan", "other", "notfinal")
+SAMPLE_TID, SAMPLE_TIME = 1 << 1, 1 << 2
+ATTR_SAMPLE_ID_ALL = 1 << 18
+
+
+def pending(rec, kind, time_off):
+    """The MMAP3 record rec as KIND says (PENDING, ...) and its answer, if
+    any; time_off: where the time is in the sample_id, or None."""
+    (typ, misc, size, pid, tid, start, length, pgoff, maj, mnr, ino, ino_gen,
+     prot, flags, bid_size, status, _, bid) = MMAP3_FIXED.unpack_from(rec)
+    end = rec.index(b"\0", 96)
+    tail = rec[96 + ((end + 1 - 96 + 7) & ~7):]  # the sample_id, if any
+    rec = bytearray(rec)
+    if kind != "orphan":
+        rec[72], rec[73] = 0, PENDING
+        rec[76:96] = bytes(20)
+    if kind == "unanswered":
+        return bytes(rec)
+    if kind == "orphan":
+        bid = bytes(reversed(bid[:bid_size])).ljust(20, b"\0")
+    if kind == "other":
+        ino += 1
+    if kind == "notfinal":
+        bid_size, status, bid = 0, PENDING, bytes(20)
+    answer = ANSWER_FIXED.pack(PERF_RECORD_MMAP3_BUILD_ID, misc, 88 + len(tail), pid, tid,
+                               start, length, pgoff, maj, mnr, ino, ino_gen,
+                               bid_size, status, 0, bid)
+    tail = bytearray(tail)
+    if time_off is not None and time_off + 8 <= len(tail):
+        t, = struct.unpack_from("<Q", tail, time_off)
+        struct.pack_into("<Q", tail, time_off, t + 1)
+    if kind == "early":
+        return answer + bytes(tail) + bytes(rec)
+    return bytes(rec) + answer + bytes(tail)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep-mmap2", action="store_true",
@@ -207,6 +262,10 @@ def main():
                     help="damage the first MMAP3 record (robustness tests)")
     ap.add_argument("--mangle-file", default="",
                     help="damage the first MMAP3 record of this file instead")
+    ap.add_argument("--pending", choices=PENDING_KINDS,
+                    help="make the first MMAP3 record PENDING, with an answer or not")
+    ap.add_argument("--pending-file", default="",
+                    help="make the first MMAP3 record of this file PENDING instead")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("input")
     ap.add_argument("output")
@@ -218,6 +277,13 @@ def main():
      et_off, et_size, features) = HEADER.unpack_from(buf)
     if magic != b"PERFILE2":
         sys.exit(f"{args.input}: not a little-endian perf.data file (pipe mode is not supported)")
+
+    # Where the time is in a record's sample_id (that of the first attr).
+    sample_type, = struct.unpack_from("<Q", buf, attrs_off + 24)
+    flags, = struct.unpack_from("<Q", buf, attrs_off + ATTR_FLAGS_OFFSET)
+    time_off = None
+    if flags & ATTR_SAMPLE_ID_ALL and sample_type & SAMPLE_TIME:
+        time_off = 8 if sample_type & SAMPLE_TID else 0
 
     data = buf[data_off:data_off + data_size]
     out = bytearray()
@@ -237,6 +303,9 @@ def main():
             if args.mangle and filename.endswith(args.mangle_file):
                 rec = mangle(rec, args.mangle)
                 args.mangle = None
+            if args.pending and filename.endswith(args.pending_file):
+                rec = pending(rec, args.pending, time_off)
+                args.pending = None
             if args.verbose:
                 print(f"MMAP3 {STATUS_NAMES[status]:12} {bid.hex() or '-':40} {filename}")
         out += rec

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The build-id status of each sample and DSO, as perf shows it (patches/perf
-# 0016 and 0018), read by the patched perf built with AddressSanitizer:
+# 0017 and 0019), read by the patched perf built with AddressSanitizer:
 #
 #   tests/perf/status.sh
 #
@@ -20,9 +20,9 @@
 #  - the same file with the first program's record made IO_ERROR
 #    (--mangle ioerror): its samples have IO_ERROR, in both tools;
 #  - perf report --stdio of the IO_ERROR file names withbid in a warning
-#    in its '#' header (0021), not on stderr; none without such a map;
+#    in its '#' header (0022), not on stderr; none without such a map;
 #  - the MMAP2 recording: every sample N/A (no MMAP3 record made its DSO);
-#  - perf report --stats (0020): the samples per status and the DSOs with
+#  - perf report --stats (0021): the samples per status and the DSOs with
 #    samples per status are those of perf script; no such table for the
 #    MMAP2 recording;
 #  - perf buildid-list --with-status (alone, with --with-hits, on the
@@ -30,8 +30,11 @@
 #    says, the IO_ERROR program without a build-id; without --with-status
 #    the output is upstream's;
 #  - a misspelt field fails; the field and the sort key in the man pages;
-#  - perf test 'PERF_RECORD_MMAP3 records' (tools/perf/tests/mmap3.c, 0017,
-#    0022): the validation, printing and byte-swapping of MMAP3 records.
+#  - perf test 'PERF_RECORD_MMAP3 records' (tools/perf/tests/mmap3.c, 0018,
+#    0023, 0038): the validation, printing and byte-swapping of MMAP3
+#    records and of their answers (PERF_RECORD_MMAP3_BUILD_ID), and the
+#    maps of PENDING records with their answer, without it, and with an
+#    answer that is not theirs.
 #
 # Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
 # record.
@@ -245,12 +248,16 @@ check "man pages: perf-script.txt has the field, perf-report.txt the sort key" \
 	eval 'grep -q "The build_id_status field" "$doc/perf-script.txt" &&
 	      grep -q "^	- build_id_status:" "$doc/perf-report.txt"'
 
-# perf's own C test of the records' validation and byte-swapping.
+# perf's own C test of the records' validation and byte-swapping, and of
+# the answers of PENDING records.
 capture ctest "$asan" test 'PERF_RECORD_MMAP3 records'
 sed 's/^/# /' "$tmp/ctest.out"
 check "perf test 'PERF_RECORD_MMAP3 records' (ASan): validation, build-id and status, printing, byte-swapping pass" \
 	eval '[ "$(rc ctest)" = 0 ] && sane ctest && ! grep -q FAILED "$tmp/ctest.out" &&
-	      [ "$(grep -c ": Ok\$" "$tmp/ctest.out")" = 4 ]'
+	      [ "$(grep -c ": Ok\$" "$tmp/ctest.out")" = 9 ]'
+check "perf test 'PERF_RECORD_MMAP3 records' (ASan): the same of answers, and the map of a PENDING record with its answer, pass" \
+	eval '[ "$(grep -c "Answer: .*: Ok\$" "$tmp/ctest.out")" = 5 ] &&
+	      grep -q "Answer: given to the map of its PENDING record *: Ok\$" "$tmp/ctest.out"'
 
 echo "1..$n"
 [ "$failed" = 0 ]
