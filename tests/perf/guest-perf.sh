@@ -464,8 +464,8 @@ pending_answers() {
 	echo "# $n MMAP3 records of /mnt files PENDING"
 	[ "$n" -gt 0 ] || { echo "# no PENDING record: nothing tested"; rc=1; }
 	perf buildid-list -i "$d/p.data" --with-status >"$d/ids" 2>&1
-	perf inject --convert-mmap3 -i "$d/p.data" -o "$d/conv.data" &&
-		perf inject --convert-mmap3 -i "$d/p.data" -o - >"$d/conv.pipe" || rc=1
+	perf inject --convert-mmap3 -i "$d/p.data" -o "$d/conv.data" || rc=1
+	perf inject --convert-mmap3 -i "$d/p.data" -o - >"$d/conv.pipe" || rc=1
 	perf-upstream script -i "$d/conv.data" --show-mmap-events >"$d/up-file" 2>&1 || rc=1
 	perf-upstream script -i - --show-mmap-events <"$d/conv.pipe" >"$d/up-pipe" 2>&1 || rc=1
 	! grep -q 'unknown events' "$d/up-file" "$d/up-pipe" || { echo "# unknown events"; rc=1; }
