@@ -18,7 +18,7 @@
 tree=$(ksrc 7.3)
 checkpatch() { (cd "$tree" && scripts/checkpatch.pl "$@"); }
 
-# Both kernel series, the shared selftests patch once.
+# Both kernel series, each with its selftests patch and add-on.
 mapfile -t kpatches < <({ kseries 7.3; kseries 6.12; } | awk '!seen[$0]++')
 mapfile -t ppatches < <(series "$MMAP3_ROOT/patches/perf")
 
@@ -37,7 +37,7 @@ for p in "${kpatches[@]}"; do
 	ignore=()
 	case "$p" in
 	*/patches/0004-* | */patches/provider/* | */patches/6.12/0004-* | \
-		*/patches/6.12/provider/* | "$SELFTESTS_PATCH")
+		*/patches/6.12/provider/* | */0005-selftests-*)
 		ignore=(--ignore FILE_PATH_CHANGES) ;;
 	esac
 	checkpatch --strict --quiet --no-tree --show-types "${ignore[@]}" "$p" ||

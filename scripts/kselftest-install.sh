@@ -5,7 +5,8 @@
 #   scripts/kselftest-install.sh DEST
 #
 # takes tools/testing/selftests of mmap3-base, applies the series'
-# selftests patch ($SELFTESTS_PATCH, patches/0005), and runs
+# selftests patch ($SELFTESTS_PATCH: patches/0005, or patches/6.12/0005
+# for 6.12), and runs
 #
 #   make -C tools/testing/selftests TARGETS=perf_events install INSTALL_PATH=DEST
 #

@@ -48,9 +48,9 @@ ktag() { [ "$1" = 6.12 ] || echo "-$1"; }
 KVER_PIN=$(kver_pin "$MMAP3_KVER")
 KSRC=$(ksrc "$MMAP3_KVER")
 KPATCHES=$(kpatches "$MMAP3_KVER")
-# The series' selftests patch, against 7.3: one file for both series (the
-# perf_events selftests are the same on 6.12).
-SELFTESTS_PATCH=$MMAP3_ROOT/patches/0005-selftests-perf_events-Add-PERF_RECORD_MMAP3-tests.patch
+# The series' selftests patch of $MMAP3_KVER (the same tests; 6.12's take
+# kselftest_harness.h from the directory above).
+SELFTESTS_PATCH=$KPATCHES/0005-selftests-perf_events-Add-PERF_RECORD_MMAP3-tests.patch
 KTAG=$(ktag "$MMAP3_KVER")
 
 # Which kernel the scripts build and boot (MMAP3_KERNEL):
@@ -151,15 +151,12 @@ series() {
 }
 
 # kseries VER: what the test kernel of VER carries, in order, without cover
-# letters: the series of its folder, then the selftests patch when the
-# folder holds none of its own (patches/6.12/ takes patches/'s) and it
-# exists, then the provider add-on of its provider/ folder (not for
-# upstream).
+# letters: the series of its folder (its selftests patch, 0005, last), then
+# the provider add-on of its provider/ folder (not for upstream).
 kseries() {
 	local dir
 	dir=$(kpatches "$1")
 	series "$dir"
-	[ -e "$dir/${SELFTESTS_PATCH##*/}" ] || [ ! -e "$SELFTESTS_PATCH" ] || echo "$SELFTESTS_PATCH"
 	series "$dir/provider"
 }
 
