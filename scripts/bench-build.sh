@@ -17,6 +17,6 @@ bench=$MMAP3_ROOT/tests/bench
 mkdir -p "$out"
 log "building the benchmark's programs (tests/bench) into $out"
 cflags=(-O2 -Wall -Werror -static)
-gcc "${cflags[@]}" -isystem "$kobj/usr/include" -o "$out/mmap3_bench" "$bench/mmap3_bench.c"
+gcc "${cflags[@]}" -isystem "$kobj/usr/include" -o "$out/mmap3_bench" "$bench/mmap3_bench.c" -lpthread
 gcc "${cflags[@]}" -isystem "$kobj/usr/include" -o "$out/perfdata" "$bench/perfdata.c"
 gcc "${cflags[@]}" -nostdlib -Wl,--build-id=sha1 -o "$out/tiny" "$bench/tiny.c"

@@ -13,7 +13,9 @@
 #      MMAP3_SMP CPUs (default 4) for the warm, tmpfs, threads and cover
 #      items; the patched kernel on 1 CPU for exec (the other CPUs' work
 #      would land in its timed loop), the warm loop again, the cold items
-#      (behind dm-delay) and the real workload under perf record; the unpatched
+#      and a sibling's fork() during a pending read (behind dm-delay), the
+#      creation and freeing of events, and the real workload under perf
+#      record; the unpatched
 #      kernel on MMAP3_SMP CPUs for its warm and cover items and the trace
 #      event mmap3:build_id (the module built for it: scripts/module.sh
 #      with MMAP3_KERNEL=upstream). In the first
@@ -38,7 +40,9 @@
 # interleaved configurations per boot, see tests/bench/mmap3_bench.c),
 # MMAP3_BENCH_{MAP,EXEC}_ITERS (calls per configuration and block),
 # MMAP3_BENCH_THREAD_{ITERS,CYCLES}, MMAP3_BENCH_COLD_SAMPLES (per
-# configuration, delay, operation and boot), MMAP3_BENCH_COLD_DELAYS (ms
+# configuration, delay, operation and boot; the fork item's samples too),
+# MMAP3_BENCH_EVENT_ITERS (events opened and closed per configuration and
+# block), MMAP3_BENCH_COLD_DELAYS (ms
 # per I/O), MMAP3_BENCH_WORKLOAD_ITERS (iterations of the workload per run,
 # 0: none), MMAP3_BENCH_WORKLOAD_BOOTS (how many boots run it),
 # MMAP3_BENCH_LOSS_BOOTS (how many rounds run the three items below),
@@ -59,6 +63,7 @@ exec_iters=${MMAP3_BENCH_EXEC_ITERS:-50}
 thread_iters=${MMAP3_BENCH_THREAD_ITERS:-500}
 thread_cycles=${MMAP3_BENCH_THREAD_CYCLES:-2}
 cold_samples=${MMAP3_BENCH_COLD_SAMPLES:-6}
+event_iters=${MMAP3_BENCH_EVENT_ITERS:-200}
 cold_delays=${MMAP3_BENCH_COLD_DELAYS:-2 10}
 workload_iters=${MMAP3_BENCH_WORKLOAD_ITERS:-1000}
 workload_boots=${MMAP3_BENCH_WORKLOAD_BOOTS:-$boots}
@@ -188,6 +193,7 @@ THREAD_ITERS=$thread_iters
 THREAD_CYCLES=$thread_cycles
 COLD_SAMPLES=$cold_samples
 COLD_DELAYS="$cold_delays"
+EVENT_ITERS=$event_iters
 WORKLOAD_ITERS=$workload_iters
 WORKLOAD_DELAY=2
 PRESSURE_ITERS=$pressure_iters
@@ -228,7 +234,7 @@ boot() {
 patched=()
 upstream=()
 for ((b = 1; b <= boots; b++)); do
-	items="warm1 exec builtin-exec cold"
+	items="warm1 exec builtin-exec cold fork events"
 	[ "$workload_iters" != 0 ] && [ "$b" -le "$workload_boots" ] && items="$items workload"
 	loss=
 	[ "$b" -le "$loss_boots" ] && loss=$loss_items

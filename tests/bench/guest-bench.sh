@@ -112,7 +112,16 @@ for ms in $COLD_DELAYS; do
 	TAG="delay=$ms" step cold cold map-bare $SLOW/lib/libc.so.6 "$LIBC_BUILD_ID" "$COLD_SAMPLES" none mmap2bid mmap3-nc
 	TAG="delay=$ms" step cold cold map-hdr $SLOW/lib/libc.so.6 "$LIBC_BUILD_ID" "$COLD_SAMPLES" none mmap2bid mmap3-nc
 done
+# fork: a thread maps a file nothing of which is cached (the series:
+# PENDING, read on its way back to user space), its sibling forks 2 ms
+# later; the fork() is timed (10 ms a read)
+if want fork; then
+	./mmap3_bench disk delay 10 || fail=1
+	step fork fork $SLOW/lib/libc.so.6 "$LIBC_BUILD_ID" 2000 "$COLD_SAMPLES" none mmap2bid builtin mmap3-nc
+fi
 ./mmap3_bench disk delay 0 || fail=1
+# events: perf_event_open() and close() of each listener
+want events && step events events "$EVENT_ITERS" "$CYCLES" mmap2 mmap2bid builtin mmap3
 # cover: every fixture, cold first, while the cache does not know the files
 want cover && step cover cover /mnt cold mmap2bid mmap3 mmap3-nc
 want cover && step cover cover /mnt warm mmap2bid mmap3 mmap3-nc

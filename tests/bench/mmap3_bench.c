@@ -22,6 +22,16 @@
  *	the first mmap() of FILE (an event on the task), after reading its
  *	first 832 bytes as ld.so does (map-hdr) or not (map-bare); counts the
  *	sectors read from FILE's disk (/sys/dev/block/M:N/stat)
+ *   mmap3_bench fork FILE BUILDID DELAY_US SAMPLES CFG...
+ *	each sample: drop the page cache, then a thread, with its own event,
+ *	maps FILE (map-bare: nothing read first, so that the series says
+ *	PENDING and reads the note on the thread's way back to user space);
+ *	DELAY_US after it went into mmap(), the main thread forks a child
+ *	that exits at once: the fork() call is timed, beside the thread's
+ *	mmap() (the read included)
+ *   mmap3_bench events ITERS CYCLES CFG...
+ *	ITERS times, perf_event_open() of the configuration's event on the
+ *	task, then close(): what creating and freeing a listener costs
  *   mmap3_bench disk up IMG MNT | disk delay MS | disk down MNT
  *	IMG on /dev/loop1 behind the device-mapper device "mmap3bench",
  *	ext2, mounted read-only at MNT; "delay" swaps its table to dm-delay
@@ -85,6 +95,7 @@
 #include "../kselftest/mmap3_dm.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
@@ -269,35 +280,46 @@ static void cfg_prepare(const char *cfg)
 		module_unload();
 }
 
+/*
+ * The listening event of @cfg, in @attr (the module in the state @cfg
+ * needs: cfg_prepare() first); false for those with none.
+ */
+static bool cfg_attr(const char *cfg, struct perf_event_attr *attr)
+{
+	side_band_attr(attr);
+	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref") || !strcmp(cfg, "bare") ||
+	    !strcmp(cfg, "idle"))
+		return false;
+	if (!strcmp(cfg, "mmap2") || !strcmp(cfg, "mmap2bid")) {
+		attr->mmap = 1;		/* as perf does */
+		attr->mmap2 = 1;
+		attr->build_id = !strcmp(cfg, "mmap2bid");
+	} else if (!strcmp(cfg, "event")) {
+		tp_load();
+		attr->type = PERF_TYPE_TRACEPOINT;
+		attr->config = tp.id;
+		attr->sample_period = 1;
+		attr->sample_type = TP_SAMPLE;
+		attr->exclude_kernel = 0;	/* a tracepoint's regs are the kernel's */
+		attr->mmap = 1;
+		attr->mmap2 = 1;
+	} else if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "mmap3-nc") || !strcmp(cfg, "builtin")) {
+		attr->mmap3 = 1;
+	} else {
+		errno = EINVAL;
+		die(cfg);
+	}
+	return true;
+}
+
 /* Opens the listening event of @cfg on @pid/@cpu; -2 for those with none. */
 static int cfg_open(const char *cfg, pid_t pid, int cpu)
 {
 	struct perf_event_attr attr;
 
-	side_band_attr(&attr);
 	cfg_prepare(cfg);
-	if (!strcmp(cfg, "none") || !strcmp(cfg, "ref") || !strcmp(cfg, "bare") ||
-	    !strcmp(cfg, "idle"))
+	if (!cfg_attr(cfg, &attr))
 		return -2;
-	if (!strcmp(cfg, "mmap2") || !strcmp(cfg, "mmap2bid")) {
-		attr.mmap = 1;		/* as perf does */
-		attr.mmap2 = 1;
-		attr.build_id = !strcmp(cfg, "mmap2bid");
-	} else if (!strcmp(cfg, "event")) {
-		tp_load();
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = tp.id;
-		attr.sample_period = 1;
-		attr.sample_type = TP_SAMPLE;
-		attr.exclude_kernel = 0;	/* a tracepoint's regs are the kernel's */
-		attr.mmap = 1;
-		attr.mmap2 = 1;
-	} else if (!strcmp(cfg, "mmap3") || !strcmp(cfg, "mmap3-nc") || !strcmp(cfg, "builtin")) {
-		attr.mmap3 = 1;
-	} else {
-		errno = EINVAL;
-		die(cfg);
-	}
 	return sys_perf_event_open(&attr, pid, cpu, -1, 0);
 }
 
@@ -361,10 +383,19 @@ static void sink_drain(struct ring *r, struct sink *s)
 	__atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
 }
 
-/* Calls @fn on each record in @s, counts PERF_RECORD_LOST into @lost; empties @s. */
+/*
+ * Calls @fn on each record in @s, counts PERF_RECORD_LOST into @lost;
+ * empties @s. The records go through mmap3_util.h's reader, as those of
+ * ring_drain() do: a PENDING MMAP3 record comes resolved by its answer
+ * (PERF_RECORD_MMAP3_BUILD_ID), so that @fn counts the build-ids the
+ * answers give. The sink may hold the rings of several CPUs one after the
+ * other (cpu_events_drain()), where an answer may miss its record: the
+ * reader is lenient there, as for CPU-wide events.
+ */
 static int sink_parse(struct sink *s, void (*fn)(const struct perf_event_header *h, void *ctx),
 		      void *ctx, unsigned long long *lost)
 {
+	struct mmap3_reader rd = { .cpu_wide = true };
 	size_t off = 0;
 	int n = 0;
 
@@ -375,11 +406,11 @@ static int sink_parse(struct sink *s, void (*fn)(const struct perf_event_header 
 			break;
 		if (h->type == PERF_RECORD_LOST)
 			*lost += ((uint64_t *)(h + 1))[1];
-		if (fn)
-			fn(h, ctx);
+		mmap3_reader_feed(&rd, h, fn, ctx);
 		off += h->size;
 		n++;
 	}
+	mmap3_reader_end(&rd, fn, ctx);
 	s->len = 0;
 	return n;
 }
@@ -972,6 +1003,152 @@ static int cmd_cold(int argc, char **argv)
 	return 0;
 }
 
+/* The thread of a `fork` sample that maps the file, with its own event. */
+struct fork_mapper {
+	const char *cfg, *path;
+	struct at_count a;
+	int ready, go;		/* load_acquire()/store_release() */
+	uint64_t t0, t1;
+	unsigned long long lost;
+	long seen;
+};
+
+static void *fork_mapper(void *arg)
+{
+	struct fork_mapper *m = arg;
+	struct ring r = { .fd = -1 };
+	int ev, fd;
+	size_t len;
+	void *p;
+
+	/* On this thread alone: the answer, if any, is its own. */
+	ev = cfg_open(m->cfg, 0, -1);
+	if (ev == -1)
+		die("perf_event_open");
+	if (ev >= 0 && ring_map(&r, ev, RING_PAGES))
+		die("mmap ring");
+	fd = open(m->path, O_RDONLY);
+	if (fd < 0)
+		die(m->path);
+	len = lseek(fd, 0, SEEK_END);
+	store_release(&m->ready, 1);
+	while (!load_acquire(&m->go))
+		;
+	m->t0 = now_ns();
+	p = map_file(fd, len);
+	m->t1 = now_ns();
+	if (p == MAP_FAILED)
+		die("mmap");
+	munmap(p, len);
+	if (ev >= 0) {
+		ring_drain(&r, at_collect, &m->a);
+		m->lost = r.lost;
+		ring_unmap(&r);
+	}
+	close(fd);
+	m->seen = m->a.seen;
+	return NULL;
+}
+
+/*
+ * One sample of `fork`: the page cache dropped, a thread maps @path
+ * (nothing of it read first), and @delay_us after it went into mmap() the
+ * main thread forks a child that exits at once. Under the series the
+ * thread reads the build-id on its way back to user space then (PENDING):
+ * a sibling's fork() must not wait for that read. Upstream's
+ * MMAP2+build_id reads nothing that is not cached, and waits for nothing.
+ */
+static void fork_sample(const char *cfg, int sample, const char *path, const char *build_id,
+			long delay_us)
+{
+	struct fork_mapper m = { .cfg = cfg, .path = path };
+	uint64_t t0, t1;
+	pthread_t th;
+	int status;
+	pid_t pid;
+
+	m.a.want_size = hex_to_bytes(build_id, m.a.want, BUILD_ID_SIZE_MAX);
+	cfg_prepare(cfg);
+	if (drop_page_cache())
+		die("drop_caches");
+	errno = pthread_create(&th, NULL, fork_mapper, &m);
+	if (errno)
+		die("pthread_create");
+	while (!load_acquire(&m.ready))
+		;
+	store_release(&m.go, 1);
+	usleep(delay_us);
+	t0 = now_ns();
+	pid = fork();
+	if (!pid)
+		_exit(0);
+	t1 = now_ns();
+	if (pid < 0)
+		die("fork");
+	if (waitpid(pid, &status, 0) != pid || status)
+		die("child");
+	errno = pthread_join(th, NULL);
+	if (errno)
+		die("pthread_join");
+	printf("bench %stest=fork cfg=%s sample=%d delay_us=%ld fork_ns=%llu map_ns=%llu fork_after_ns=%lld seen=%ld right=%ld lost=%llu\n",
+	       tag(), cfg, sample, delay_us, (unsigned long long)(t1 - t0),
+	       (unsigned long long)(m.t1 - m.t0), (long long)(t0 - m.t0), m.seen, m.a.right,
+	       m.lost);
+}
+
+static int cmd_fork(int argc, char **argv)
+{
+	long delay_us = atol(argv[4]);
+	int samples = atoi(argv[5]), n = argc - 6, s, i;
+
+	/* One CPU: the child and the thread run where the main thread does. */
+	pin_cpu0();
+	for (s = 0; s < samples; s++)
+		for (i = 0; i < n; i++)
+			fork_sample(rotated(argv + 6, n, s, i), s, argv[2], argv[3], delay_us);
+	return 0;
+}
+
+/*
+ * ITERS events of @cfg opened on the task and closed again, timed: what a
+ * tool pays to create and free a listener (no ring: the same for all).
+ */
+static void events_block(const char *cfg, int block, long iters)
+{
+	struct perf_event_attr attr;
+	uint64_t t0, t1;
+	long i;
+
+	cfg_prepare(cfg);
+	if (!cfg_attr(cfg, &attr)) {
+		errno = EINVAL;
+		die(cfg);
+	}
+	t0 = now_ns();
+	for (i = 0; i < iters; i++) {
+		int ev = sys_perf_event_open(&attr, 0, -1, -1, 0);
+
+		if (ev < 0)
+			die("perf_event_open");
+		close(ev);
+	}
+	t1 = now_ns();
+	printf("bench %stest=events cfg=%s block=%d iters=%ld ns=%llu\n", tag(), cfg, block,
+	       iters, (unsigned long long)(t1 - t0));
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	long iters = atol(argv[2]);
+	int n = argc - 4, blocks = atoi(argv[3]) * n, b, i;
+
+	pin_cpu0();
+	for (b = 0; b < blocks; b++)
+		for (i = 0; i < n; i++)
+			events_block(rotated(argv + 4, n, b, i), b, iters);
+	return 0;
+}
+
 /* The slow disk: IMG on loop1, behind device-mapper device DM_NAME. */
 #define DM_NAME		"mmap3bench"
 #define DM_LOOP		"/dev/loop1"
@@ -1293,6 +1470,10 @@ int main(int argc, char **argv)
 		return cmd_threads(argc, argv);
 	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "cold"))
 		return cmd_cold(argc, argv);
+	if (argc >= 7 && argc <= 6 + MAX_CFGS && !strcmp(argv[1], "fork"))
+		return cmd_fork(argc, argv);
+	if (argc >= 5 && argc <= 4 + MAX_CFGS && !strcmp(argv[1], "events"))
+		return cmd_events(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "disk"))
 		return cmd_disk(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "run"))
