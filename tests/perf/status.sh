@@ -34,7 +34,7 @@
 #    0023, 0038): the validation, printing and byte-swapping of MMAP3
 #    records and of their answers (PERF_RECORD_MMAP3_BUILD_ID), and the
 #    maps of PENDING records with their answer, without it, and with an
-#    answer that is not theirs.
+#    answer that is not theirs, and with the header's build-id of the path.
 #
 # Prints TAP; exits 1 when a check fails, 4 (skip) when this host cannot
 # record.
@@ -254,10 +254,11 @@ capture ctest "$asan" test 'PERF_RECORD_MMAP3 records'
 sed 's/^/# /' "$tmp/ctest.out"
 check "perf test 'PERF_RECORD_MMAP3 records' (ASan): validation, build-id and status, printing, byte-swapping pass" \
 	eval '[ "$(rc ctest)" = 0 ] && sane ctest && ! grep -q FAILED "$tmp/ctest.out" &&
-	      [ "$(grep -c ": Ok\$" "$tmp/ctest.out")" = 9 ]'
-check "perf test 'PERF_RECORD_MMAP3 records' (ASan): the same of answers, and the map of a PENDING record with its answer, pass" \
-	eval '[ "$(grep -c "Answer: .*: Ok\$" "$tmp/ctest.out")" = 5 ] &&
-	      grep -q "Answer: given to the map of its PENDING record *: Ok\$" "$tmp/ctest.out"'
+	      [ "$(grep -c ": Ok\$" "$tmp/ctest.out")" = 10 ]'
+check "perf test 'PERF_RECORD_MMAP3 records' (ASan): the same of answers, the map of a PENDING record with its answer, and the header's build-id of its path, pass" \
+	eval '[ "$(grep -c "Answer: .*: Ok\$" "$tmp/ctest.out")" = 6 ] &&
+	      grep -q "Answer: given to the map of its PENDING record *: Ok\$" "$tmp/ctest.out" &&
+	      grep -q "Answer: the path in the header.s build-id table *: Ok\$" "$tmp/ctest.out"'
 
 echo "1..$n"
 [ "$failed" = 0 ]
