@@ -122,6 +122,8 @@ fi
 ./mmap3_bench disk delay 0 || fail=1
 # events: perf_event_open() and close() of each listener
 want events && step events events "$EVENT_ITERS" "$CYCLES" mmap2 mmap2bid builtin mmap3
+# fork and events leave the module unloaded when builtin came last
+grep -q '^mmap3 ' /proc/modules || insmod /tests/mmap3.ko || fail=1
 # cover: every fixture, cold first, while the cache does not know the files
 want cover && step cover cover /mnt cold mmap2bid mmap3 mmap3-nc
 want cover && step cover cover /mnt warm mmap2bid mmap3 mmap3-nc
