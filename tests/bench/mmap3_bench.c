@@ -1010,7 +1010,6 @@ struct fork_mapper {
 	int ready, go;		/* load_acquire()/store_release() */
 	uint64_t t0, t1;
 	unsigned long long lost;
-	long seen;
 };
 
 static void *fork_mapper(void *arg)
@@ -1046,7 +1045,6 @@ static void *fork_mapper(void *arg)
 		ring_unmap(&r);
 	}
 	close(fd);
-	m->seen = m->a.seen;
 	return NULL;
 }
 
@@ -1092,7 +1090,7 @@ static void fork_sample(const char *cfg, int sample, const char *path, const cha
 		die("pthread_join");
 	printf("bench %stest=fork cfg=%s sample=%d delay_us=%ld fork_ns=%llu map_ns=%llu fork_after_ns=%lld seen=%ld right=%ld lost=%llu\n",
 	       tag(), cfg, sample, delay_us, (unsigned long long)(t1 - t0),
-	       (unsigned long long)(m.t1 - m.t0), (long long)(t0 - m.t0), m.seen, m.a.right,
+	       (unsigned long long)(m.t1 - m.t0), (long long)(t0 - m.t0), m.a.seen, m.a.right,
 	       m.lost);
 }
 
